@@ -1,0 +1,1 @@
+"""The AMORT-V1 checkpointed post-quantum attestation protocol (reference model)."""

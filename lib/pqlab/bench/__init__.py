@@ -1,0 +1,1 @@
+"""Timing harness, statistics, and the AMORT-V1 timing experiments."""

@@ -1,0 +1,257 @@
+"""AMORT-V1 §V-C cost characterisation: time every Table I operation, summarise, compare backends."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import ssl
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from pqlab import crypto
+from pqlab.amort.merkle import leaf_hash, node_hash
+from pqlab.bench.harness import empty_call_overhead_ns, time_calls
+from pqlab.bench.stats import compare, quantile_cis
+from pqlab.params import CostsParams, StudyParams
+
+PER_REPORT, PER_EPOCH, PER_CHECKPOINT = "per report", "per epoch", "per checkpoint"
+FREQUENCIES = (PER_REPORT, PER_EPOCH, PER_CHECKPOINT)
+
+Prepared = tuple[Callable[[], object], Callable[[], None]]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One timed protocol operation; ``prepare`` makes fresh keys/inputs and returns (call, cleanup)."""
+
+    op_id: str
+    label: str
+    frequency: str
+    algorithm: str | None
+    backend: str
+    slow: bool
+    prepare: Callable[[np.random.Generator, Path], Prepared]
+
+
+def _nothing() -> None:
+    return None
+
+
+def _hmac_op(cfg: CostsParams) -> Operation:
+    def prepare(rng: np.random.Generator, _: Path) -> Prepared:
+        key, record = rng.bytes(32), rng.bytes(cfg.record_octets)
+        return (lambda: hmac.digest(key, record, "sha256")), _nothing
+
+    return Operation("hmac_sha256", f"HMAC-SHA-256, {cfg.record_octets}-octet record", PER_REPORT,
+                     "HMAC-SHA-256", "hashlib", False, prepare)
+
+
+def _merkle_op(cfg: CostsParams) -> Operation:
+    def prepare(rng: np.random.Generator, _: Path) -> Prepared:
+        record, sibling = rng.bytes(cfg.record_octets), rng.bytes(32)
+        return (lambda: node_hash(sibling, leaf_hash(record))), _nothing
+
+    return Operation("merkle_leaf_interior", "Merkle leaf and interior hash", PER_REPORT,
+                     "SHA-256 (RFC 6962)", "hashlib", False, prepare)
+
+
+def _kem_ops(cfg: CostsParams) -> list[Operation]:
+    backend = crypto.resolve_backend(cfg.kem, cfg.backend, kind="kem")
+    kem = crypto.get_kem(cfg.kem, backend)
+
+    def encaps(_: np.random.Generator, __: Path) -> Prepared:
+        public = kem.keygen().public
+        return (lambda: kem.encaps(public)), _nothing
+
+    def decaps(_: np.random.Generator, __: Path) -> Prepared:
+        pair = kem.keygen()
+        ciphertext, _shared = kem.encaps(pair.public)
+        return (lambda: kem.decaps(pair.secret, ciphertext)), _nothing
+
+    return [
+        Operation(f"encaps_{cfg.kem}", f"{cfg.kem} encapsulate", PER_EPOCH, cfg.kem, backend, False, encaps),
+        Operation(f"decaps_{cfg.kem}", f"{cfg.kem} decapsulate", PER_EPOCH, cfg.kem, backend, False, decaps),
+    ]
+
+
+def sign_operation(cfg: CostsParams, algorithm: str, backend: str) -> Operation:
+    """Signing a checkpoint-sized message with a fresh key pair per trial."""
+    signer = crypto.get_signer(algorithm, backend)
+
+    def prepare(rng: np.random.Generator, _: Path) -> Prepared:
+        secret = signer.keygen().secret
+        message = rng.bytes(cfg.sign_message_octets)
+        return (lambda: signer.sign(secret, message)), _nothing
+
+    return Operation(f"sign_{algorithm}", f"{algorithm} sign", PER_CHECKPOINT, algorithm, backend,
+                     algorithm.startswith("SLH-DSA"), prepare)
+
+
+def _fsync_op(cfg: CostsParams) -> Operation:
+    def prepare(rng: np.random.Generator, data_dir: Path) -> Prepared:
+        block = rng.bytes(cfg.fsync_block_octets)
+        path = data_dir / f".fsync-probe-{os.getpid()}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+
+        def call() -> None:
+            os.write(fd, block)
+            os.fsync(fd)
+
+        def cleanup() -> None:
+            os.close(fd)
+            path.unlink(missing_ok=True)
+
+        return call, cleanup
+
+    kib = cfg.fsync_block_octets / 1024
+    size = f"{kib:g} KiB" if kib >= 1 else f"{cfg.fsync_block_octets} B"
+    return Operation("write_fsync", f"{size} write+fsync", PER_CHECKPOINT, None, "os", True, prepare)
+
+
+def table1_operations(cfg: CostsParams) -> list[Operation]:
+    """The operations of AMORT-V1 Table I, in the paper's row order."""
+    signers = [sign_operation(cfg, alg, crypto.resolve_backend(alg, cfg.backend)) for alg in cfg.signers]
+    return [_hmac_op(cfg), _merkle_op(cfg), *_kem_ops(cfg), *signers, _fsync_op(cfg)]
+
+
+def comparison_operations(cfg: CostsParams, already: list[Operation]) -> list[Operation]:
+    """``comparison_signer`` signing on every backend present that Table I does not already time."""
+    timed = {(op.algorithm, op.backend) for op in already}
+    return [
+        sign_operation(cfg, cfg.comparison_signer, name)
+        for name in crypto.backends_offering(cfg.comparison_signer)
+        if (cfg.comparison_signer, name) not in timed
+    ]
+
+
+def backend_versions(operations: list[Operation]) -> dict[str, str]:
+    """Version string of every backend the operations use."""
+    versions: dict[str, str] = {}
+    for op in operations:
+        if op.backend == "hashlib":
+            versions["hashlib"] = ssl.OPENSSL_VERSION
+        elif op.backend == "os":
+            versions["os"] = os.uname().release
+        else:
+            versions[op.backend] = crypto.backend_status(op.backend).version or "unknown"
+    return versions
+
+
+def measure(settings: StudyParams, data_dir: Path, progress: bool = True) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Run every trial (fresh keys per trial, operations interleaved within a trial) and return raw samples."""
+    cfg = settings.costs
+    table1 = table1_operations(cfg)
+    operations = table1 + comparison_operations(cfg, table1)
+    in_table1 = {op.op_id + "@" + op.backend for op in table1}
+    rng = np.random.default_rng(settings.seed)
+    frames = []
+    overheads = []
+    data_dir.mkdir(parents=True, exist_ok=True)
+    steps = tqdm(total=cfg.trials * len(operations), desc="cost characterisation", disable=not progress)
+    for trial in range(cfg.trials):
+        overhead = empty_call_overhead_ns(reps=max(cfg.reps, 1000))
+        overheads.append(overhead)
+        for op in operations:
+            steps.set_postfix_str(f"trial {trial + 1}: {op.label} [{op.backend}]")
+            reps = cfg.reps_slow if op.slow else cfg.reps
+            call, cleanup = op.prepare(rng, data_dir)
+            try:
+                samples = time_calls(call, reps, warmup=cfg.warmup)
+            finally:
+                cleanup()
+            frames.append(pd.DataFrame({
+                "op_id": op.op_id, "operation": op.label, "frequency": op.frequency,
+                "algorithm": op.algorithm, "backend": op.backend,
+                "in_table1": op.op_id + "@" + op.backend in in_table1,
+                "trial": trial, "rep": np.arange(reps), "ns": samples, "overhead_ns": overhead,
+            }))
+            steps.update()
+    steps.close()
+    raw = pd.concat(frames, ignore_index=True)
+    raw["net_ns"] = (raw["ns"] - raw["overhead_ns"]).clip(lower=0.0)
+    metadata = {
+        "study": "amort_costs",
+        "backends": backend_versions(operations),
+        "empty_call_overhead_ns_per_trial": overheads,
+    }
+    return raw, metadata
+
+
+def summarise(raw: pd.DataFrame, settings: StudyParams) -> pd.DataFrame:
+    """Median, p95 and p99 (µs, empty-call overhead removed) with bootstrap CIs per operation and backend."""
+    cfg = settings.costs
+    rows = []
+    groups = raw.groupby(["op_id", "backend"], sort=False)
+    for index, ((op_id, backend), group) in enumerate(groups):
+        first = group.iloc[0]
+        summary = quantile_cis(group["net_ns"].to_numpy() / 1000.0, cfg.bootstrap_resamples,
+                               cfg.confidence, settings.seed + index)
+        rows.append({
+            "op_id": op_id, "operation": first["operation"], "frequency": first["frequency"],
+            "algorithm": first["algorithm"], "backend": backend, "in_table1": bool(first["in_table1"]),
+            "trials": int(group["trial"].nunique()), **summary,
+            "overhead_us": float(group["overhead_ns"].median() / 1000.0),
+        })
+    stats = pd.DataFrame(rows)
+    stats["n"] = stats["n"].astype(int)
+    return stats
+
+
+def compare_backends(raw: pd.DataFrame, algorithm: str) -> pd.DataFrame:
+    """Every pair of backends that signed with ``algorithm``: median ratio, Mann–Whitney U, Cliff's δ."""
+    samples = raw[raw["op_id"] == f"sign_{algorithm}"]
+    by_backend = {name: group["net_ns"].to_numpy() / 1000.0 for name, group in samples.groupby("backend")}
+    names = sorted(by_backend, key=lambda n: np.median(by_backend[n]))
+    rows = []
+    for i, fast in enumerate(names):
+        for slow in names[i + 1:]:
+            result = compare(by_backend[slow], by_backend[fast])
+            rows.append({
+                "algorithm": algorithm, "slower": slow, "faster": fast,
+                "median_slower_us": float(np.median(by_backend[slow])),
+                "median_faster_us": float(np.median(by_backend[fast])),
+                "ratio": result.median_ratio, "mann_whitney_u": result.u_statistic,
+                "p_value": result.p_value, "cliffs_delta": result.cliffs_delta,
+            })
+    return pd.DataFrame(rows, columns=["algorithm", "slower", "faster", "median_slower_us", "median_faster_us",
+                                       "ratio", "mann_whitney_u", "p_value", "cliffs_delta"])
+
+
+def table1(stats: pd.DataFrame) -> pd.DataFrame:
+    """The Table I view: one row per operation on its chosen backend, in µs."""
+    view = stats[stats["in_table1"]]
+    columns = {
+        "operation": "Operation", "frequency": "Frequency", "backend": "Backend", "n": "n",
+        "median": "Median [µs]", "median_lo": "Median CI low", "median_hi": "Median CI high",
+        "p95": "p95 [µs]", "p99": "p99 [µs]", "p99_lo": "p99 CI low", "p99_hi": "p99 CI high",
+    }
+    return view[list(columns)].rename(columns=columns).reset_index(drop=True)
+
+
+def metrics(stats: pd.DataFrame, comparison: pd.DataFrame, metadata: dict[str, Any]) -> dict[str, Any]:
+    """Headline numbers for ``dvc metrics show`` and REPORT.md."""
+    table = {
+        row.op_id: {"median_us": round(row.median, 4), "p95_us": round(row.p95, 4), "p99_us": round(row.p99, 4),
+                    "backend": row.backend, "n": int(row.n)}
+        for row in stats[stats["in_table1"]].itertuples()
+    }
+    signing = stats[stats["op_id"].str.startswith("sign_")]
+    by_backend: dict[str, dict[str, Any]] = {}
+    for row in signing.itertuples():
+        by_backend.setdefault(row.algorithm, {})[row.backend] = {"median_us": round(row.median, 4)}
+    ratios = {f"{r.slower}/{r.faster}": {"ratio": round(r.ratio, 3), "cliffs_delta": round(r.cliffs_delta, 4),
+                                          "p_value": float(f"{r.p_value:.3g}")}
+              for r in comparison.itertuples()}
+    return {
+        "table1": table,
+        "sign_by_backend": by_backend,
+        "backend_comparison": ratios,
+        "empty_call_overhead_ns": round(float(np.median(metadata["empty_call_overhead_ns_per_trial"])), 1),
+    }

@@ -1,0 +1,122 @@
+"""Command line: ``pqlab info``, ``pqlab params``, ``pqlab costs`` and ``pqlab report``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pqlab.errors import PqlabError
+
+
+def _info(args: argparse.Namespace) -> int:
+    from pqlab import crypto
+    from pqlab.crypto.registry import PREFERENCE
+
+    names = PREFERENCE if args.backend is None else (args.backend,)
+    statuses = [crypto.backend_status(name) for name in names]
+    report = []
+    for status in statuses:
+        entry = {"backend": status.name, "available": status.available, "version": status.version,
+                 "reason": status.reason, "kems": {}, "signatures": {}}
+        for algorithm in status.kems:
+            sizes = crypto.get_kem(algorithm, status.name).sizes
+            entry["kems"][algorithm] = sizes.__dict__
+        for algorithm in status.signatures:
+            sizes = crypto.get_signer(algorithm, status.name).sizes
+            entry["signatures"][algorithm] = sizes.__dict__
+        report.append(entry)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    for entry in report:
+        if not entry["available"]:
+            print(f"{entry['backend']}: not available — {entry['reason']}\n")
+            continue
+        print(f"{entry['backend']}: {entry['version']}")
+        print(f"  {'KEM':<20} {'public key':>10} {'secret key':>10} {'ciphertext':>10} {'shared':>7}")
+        for name, s in entry["kems"].items():
+            secret = s["secret_key"] if s["secret_key"] is not None else "seed"
+            print(f"  {name:<20} {s['public_key']:>10} {secret:>10} {s['ciphertext']:>10} {s['shared_secret']:>7}")
+        print(f"  {'signature':<20} {'public key':>10} {'secret key':>10} {'signature':>10}")
+        for name, s in entry["signatures"].items():
+            secret = s["secret_key"] if s["secret_key"] is not None else "seed"
+            print(f"  {name:<20} {s['public_key']:>10} {secret:>10} {s['signature']:>10}")
+        print()
+    usable = sum(entry["available"] for entry in report)
+    print(f"{usable} of {len(report)} backends usable; sizes in octets, measured from real keys and outputs.")
+    return 0
+
+
+def _params(args: argparse.Namespace) -> int:
+    from pqlab import params
+
+    settings = params.load(args.params, args.profile)
+    print(json.dumps(settings.model_dump(mode="json"), indent=2))
+    return 0
+
+
+def _costs(args: argparse.Namespace) -> int:
+    from pqlab import params
+    from pqlab.bench import costs_study
+    from pqlab.paths import ProjectPaths
+
+    settings = params.load(args.params, args.profile)
+    root = Path(args.out_dir) if args.out_dir else params.project_root(args.params)
+    result = costs_study.run(settings, ProjectPaths(root.resolve()), progress=not args.quiet)
+    print(result.table1.to_string(index=False))
+    for path in result.written:
+        print(f"wrote {path}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pqlab import report
+    from pqlab.paths import ProjectPaths
+
+    print(f"wrote {report.build(ProjectPaths(Path(args.root).resolve()))}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pqlab", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    info = sub.add_parser("info", help="list backends, versions, algorithms and sizes")
+    info.add_argument("--backend", help="only this backend (liboqs, openssl, pqcrypto)")
+    info.add_argument("--json", action="store_true", help="machine-readable output")
+    info.set_defaults(func=_info)
+
+    check = sub.add_parser("params", help="validate a params file and print the resolved values")
+    check.add_argument("--params", default="params/params.yaml")
+    check.add_argument("--profile", help="override the file's profile")
+    check.set_defaults(func=_params)
+
+    costs = sub.add_parser("costs", help="run the AMORT-V1 cost characterisation (Table I, Fig. 2)")
+    costs.add_argument("--params", default="params/params.yaml")
+    costs.add_argument("--profile", help="override the file's profile")
+    costs.add_argument("--out-dir", help="project folder to write data/ and paper_figs/ under (default: the params file's project)")
+    costs.add_argument("--quiet", action="store_true", help="no progress bar")
+    costs.set_defaults(func=_costs)
+
+    rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
+    rep.add_argument("--root", default=".", help="project folder")
+    rep.set_defaults(func=_report)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except PqlabError as exc:
+        print(f"pqlab: error [{exc.code}]: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pqlab: interrupted; no partial output was kept", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

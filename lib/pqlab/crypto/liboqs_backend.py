@@ -1,0 +1,135 @@
+"""liboqs backend through liboqs-python, imported only once the shared library is known present."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Any
+
+from pqlab.crypto.base import Kem, KeyPair, Signer, require_bytes
+from pqlab.crypto.liboqs_probe import locate_liboqs
+from pqlab.errors import CryptoInputError, UnknownBackendError
+
+NAME = "liboqs"
+
+# pqlab name -> liboqs mechanism name (liboqs 0.16, as listed in shared/data/pq_sizes.csv).
+_KEMS = {"ML-KEM-512": "ML-KEM-512", "ML-KEM-768": "ML-KEM-768", "ML-KEM-1024": "ML-KEM-1024"}
+_SIGNERS = {
+    "ML-DSA-44": "ML-DSA-44",
+    "ML-DSA-65": "ML-DSA-65",
+    "ML-DSA-87": "ML-DSA-87",
+    "SLH-DSA-SHA2-128f": "SLH_DSA_PURE_SHA2_128F",
+    "SLH-DSA-SHA2-128s": "SLH_DSA_PURE_SHA2_128S",
+    "SLH-DSA-SHAKE-128f": "SLH_DSA_PURE_SHAKE_128F",
+    "SLH-DSA-SHAKE-128s": "SLH_DSA_PURE_SHAKE_128S",
+    "Falcon-512": "Falcon-512",
+    "MAYO-2": "MAYO-2",
+    "SNOVA-24-5-4": "SNOVA_24_5_4",
+    "UOV-Is-pkc": "OV-Is-pkc",
+}
+
+
+def availability() -> tuple[bool, str]:
+    """Present only when a loadable liboqs shared library exists; never imports ``oqs`` to find out."""
+    location = locate_liboqs()
+    if not location.present:
+        return False, location.reason
+    try:
+        _oqs()
+    except (ImportError, RuntimeError, SystemExit) as exc:
+        return False, f"liboqs at {location.path} but liboqs-python unusable: {exc}"
+    return True, f"ok ({location.path})"
+
+
+@lru_cache(maxsize=1)
+def _oqs() -> Any:
+    location = locate_liboqs()
+    if not location.present:
+        raise UnknownBackendError(location.reason, field="liboqs")
+    if location.install_dir and "OQS_INSTALL_PATH" not in os.environ:
+        os.environ["OQS_INSTALL_PATH"] = location.install_dir  # so liboqs-python loads the same file
+    import oqs
+
+    return oqs
+
+
+def version() -> str:
+    oqs = _oqs()
+    return f"liboqs {oqs.oqs_version()}, liboqs-python {oqs.oqs_python_version()}"
+
+
+def kem_algorithms() -> list[str]:
+    enabled = set(_oqs().get_enabled_kem_mechanisms())
+    return [name for name, mech in _KEMS.items() if mech in enabled]
+
+
+def signature_algorithms() -> list[str]:
+    enabled = set(_oqs().get_enabled_sig_mechanisms())
+    return [name for name, mech in _SIGNERS.items() if mech in enabled]
+
+
+class LiboqsKem(Kem):
+    """A liboqs KEM; the secret-key handle is the ``oqs.KeyEncapsulation`` object holding it."""
+
+    backend = NAME
+
+    def __init__(self, algorithm: str) -> None:
+        self.algorithm = algorithm
+        self._mechanism = _KEMS[algorithm]
+        self._encapsulator = _oqs().KeyEncapsulation(self._mechanism)
+        self._public_octets = int(self._encapsulator.length_public_key)
+        self._ciphertext_octets = int(self._encapsulator.length_ciphertext)
+
+    def keygen(self) -> KeyPair:
+        holder = _oqs().KeyEncapsulation(self._mechanism)
+        public = bytes(holder.generate_keypair())
+        return KeyPair(public, holder)
+
+    def encaps(self, public_key: bytes) -> tuple[bytes, bytes]:
+        public_key = require_bytes(public_key, "public_key", self._public_octets)
+        ciphertext, shared = self._encapsulator.encap_secret(public_key)
+        return bytes(ciphertext), bytes(shared)
+
+    def decaps(self, secret_key: Any, ciphertext: bytes) -> bytes:
+        ciphertext = require_bytes(ciphertext, "ciphertext", self._ciphertext_octets)
+        return bytes(secret_key.decap_secret(ciphertext))
+
+    def secret_key_octets(self, secret_key: Any) -> int | None:
+        return len(secret_key.export_secret_key())
+
+
+class LiboqsSigner(Signer):
+    """A liboqs signature scheme; the secret-key handle is the ``oqs.Signature`` object holding it."""
+
+    backend = NAME
+
+    def __init__(self, algorithm: str) -> None:
+        self.algorithm = algorithm
+        self._mechanism = _SIGNERS[algorithm]
+        self._verifier = _oqs().Signature(self._mechanism)
+        self._public_octets = int(self._verifier.length_public_key)
+
+    def keygen(self) -> KeyPair:
+        holder = _oqs().Signature(self._mechanism)
+        public = bytes(holder.generate_keypair())
+        return KeyPair(public, holder)
+
+    def sign(self, secret_key: Any, message: bytes, context: bytes = b"") -> bytes:
+        if context:
+            return bytes(secret_key.sign_with_ctx_str(message, context))
+        return bytes(secret_key.sign(message))
+
+    def verify(self, public_key: bytes, message: bytes, signature: bytes, context: bytes = b"") -> bool:
+        public_key = require_bytes(public_key, "public_key", self._public_octets)
+        signature = require_bytes(signature, "signature")
+        try:
+            if context:
+                return bool(self._verifier.verify_with_ctx_str(message, signature, context, public_key))
+            return bool(self._verifier.verify(message, signature, public_key))
+        except (RuntimeError, ValueError) as exc:
+            if "length" in str(exc).lower():
+                return False
+            raise CryptoInputError(str(exc), field="signature") from exc
+
+    def secret_key_octets(self, secret_key: Any) -> int | None:
+        return len(secret_key.export_secret_key())

@@ -1,0 +1,112 @@
+"""OpenSSL backend through ``cryptography`` (ML-KEM-768/1024, ML-DSA-44/65/87)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pqlab.crypto.base import Kem, KeyPair, Signer, require_bytes
+from pqlab.errors import CryptoInputError
+
+NAME = "openssl"
+
+_KEMS = {"ML-KEM-768": ("MLKEM768PrivateKey", "MLKEM768PublicKey"),
+         "ML-KEM-1024": ("MLKEM1024PrivateKey", "MLKEM1024PublicKey")}
+_SIGNERS = {"ML-DSA-44": ("MLDSA44PrivateKey", "MLDSA44PublicKey"),
+            "ML-DSA-65": ("MLDSA65PrivateKey", "MLDSA65PublicKey"),
+            "ML-DSA-87": ("MLDSA87PrivateKey", "MLDSA87PublicKey")}
+
+
+def availability() -> tuple[bool, str]:
+    """Whether this cryptography build exposes ML-KEM and ML-DSA."""
+    try:
+        from cryptography.hazmat.primitives.asymmetric import mldsa, mlkem  # noqa: F401
+    except ImportError as exc:
+        return False, f"cryptography without ML-KEM/ML-DSA ({exc})"
+    return True, "ok"
+
+
+def version() -> str:
+    """cryptography's version and the OpenSSL it was built against."""
+    import cryptography
+    from cryptography.hazmat.backends.openssl import backend
+
+    return f"cryptography {cryptography.__version__}, {backend.openssl_version_text()}"
+
+
+def kem_algorithms() -> list[str]:
+    return list(_KEMS)
+
+
+def signature_algorithms() -> list[str]:
+    return list(_SIGNERS)
+
+
+class OpenSSLKem(Kem):
+    """ML-KEM through OpenSSL; secret keys are ``cryptography`` private-key objects."""
+
+    backend = NAME
+
+    def __init__(self, algorithm: str) -> None:
+        from cryptography.hazmat.primitives.asymmetric import mlkem
+
+        self.algorithm = algorithm
+        private_name, public_name = _KEMS[algorithm]
+        self._private_cls = getattr(mlkem, private_name)
+        self._public_cls = getattr(mlkem, public_name)
+
+    def keygen(self) -> KeyPair:
+        secret = self._private_cls.generate()
+        return KeyPair(secret.public_key().public_bytes_raw(), secret)
+
+    def _public(self, public_key: bytes) -> Any:
+        public_key = require_bytes(public_key, "public_key")
+        try:
+            return self._public_cls.from_public_bytes(public_key)
+        except ValueError as exc:
+            raise CryptoInputError(str(exc), field="public_key") from exc
+
+    def encaps(self, public_key: bytes) -> tuple[bytes, bytes]:
+        shared, ciphertext = self._public(public_key).encapsulate()
+        return ciphertext, shared
+
+    def decaps(self, secret_key: Any, ciphertext: bytes) -> bytes:
+        ciphertext = require_bytes(ciphertext, "ciphertext")
+        try:
+            return secret_key.decapsulate(ciphertext)
+        except ValueError as exc:
+            raise CryptoInputError(str(exc), field="ciphertext") from exc
+
+
+class OpenSSLSigner(Signer):
+    """ML-DSA through OpenSSL; secret keys are ``cryptography`` private-key objects."""
+
+    backend = NAME
+
+    def __init__(self, algorithm: str) -> None:
+        from cryptography.hazmat.primitives.asymmetric import mldsa
+
+        self.algorithm = algorithm
+        private_name, public_name = _SIGNERS[algorithm]
+        self._private_cls = getattr(mldsa, private_name)
+        self._public_cls = getattr(mldsa, public_name)
+
+    def keygen(self) -> KeyPair:
+        secret = self._private_cls.generate()
+        return KeyPair(secret.public_key().public_bytes_raw(), secret)
+
+    def sign(self, secret_key: Any, message: bytes, context: bytes = b"") -> bytes:
+        return secret_key.sign(message, context or None)
+
+    def verify(self, public_key: bytes, message: bytes, signature: bytes, context: bytes = b"") -> bool:
+        from cryptography.exceptions import InvalidSignature
+
+        public_key = require_bytes(public_key, "public_key")
+        try:
+            public = self._public_cls.from_public_bytes(public_key)
+        except ValueError as exc:
+            raise CryptoInputError(str(exc), field="public_key") from exc
+        try:
+            public.verify(require_bytes(signature, "signature"), message, context or None)
+        except (InvalidSignature, ValueError):
+            return False
+        return True

@@ -1,0 +1,1 @@
+"""One shared plotting style and one function per paper figure."""
