@@ -96,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     costs = sub.add_parser("costs", help="run the AMORT-V1 cost characterisation (Table I, Fig. 2)")
     costs.add_argument("--params", default="params/params.yaml")
     costs.add_argument("--profile", help="override the file's profile")
-    costs.add_argument("--out-dir", help="project folder to write data/ and paper_figs/ under (default: the params file's project)")
+    costs.add_argument("--out-dir",
+                       help="project folder to write data/ and paper_figs/ under (default: the params file's project)")
     costs.add_argument("--quiet", action="store_true", help="no progress bar")
     costs.set_defaults(func=_costs)
 

@@ -94,7 +94,8 @@ def collect(reference: Reference, derived: Path) -> pd.DataFrame:
             notes.append(f"not run yet ({filename} missing)")
         elif here is None:
             notes.append("not measured here (backend or study absent)")
-        backend = _metric_parent(document or {}, key).get("backend") or (key.split(".")[-2] if here is not None else None)
+        parent = _metric_parent(document or {}, key)
+        backend = parent.get("backend") or (key.split(".")[-2] if here is not None else None)
         if here is not None and q.paper_library and backend and _SAME_LIBRARY.get(backend, backend) != q.paper_library:
             notes.append(f"library differs: paper {q.paper_library}, here {backend}")
         here_value = float(here) if isinstance(here, (int, float)) else None

@@ -65,4 +65,6 @@ def compare(a: np.ndarray, b: np.ndarray) -> Comparison:
     b = np.asarray(b, dtype=np.float64)
     test = stats.mannwhitneyu(a, b, alternative="two-sided")
     delta = float(2.0 * test.statistic / (a.size * b.size) - 1.0)
-    return Comparison(float(test.statistic), float(test.pvalue), delta, float(np.median(a) / np.median(b)))
+    median_b = float(np.median(b))
+    ratio = float(np.median(a)) / median_b if median_b else float("nan")
+    return Comparison(float(test.statistic), float(test.pvalue), delta, ratio)

@@ -4,7 +4,7 @@ Importing this package loads no backend: each is probed on first use, and liboqs
 imported only after a liboqs shared library has been found (see ``liboqs_probe``).
 """
 
-from pqlab.crypto.base import Kem, KemSizes, KeyPair, Signer, SignatureSizes
+from pqlab.crypto.base import Kem, KemSizes, KeyPair, SignatureSizes, Signer
 from pqlab.crypto.registry import (
     PREFERENCE,
     BackendStatus,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from types import ModuleType
 
 from pqlab.crypto.base import Kem, Signer
@@ -36,7 +36,7 @@ def _module(name: str) -> ModuleType:
     return importlib.import_module(_MODULES[name][0])
 
 
-@lru_cache(maxsize=None)
+@cache
 def backend_status(name: str) -> BackendStatus:
     """Probe one backend (cached for the process)."""
     module = _module(name)

@@ -1,0 +1,77 @@
+"""The command line: `pqlab info`, and one clear error line with a non-zero exit for bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import yaml
+
+PQLAB = [sys.executable, "-m", "pqlab.cli"]
+
+
+def _run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([*PQLAB, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def _assert_one_line_error(done: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def test_info_lists_backends_with_versions_and_sizes():
+    done = _run("info")
+    assert done.returncode == 0, done.stderr
+    assert "openssl: cryptography" in done.stdout
+    assert "ML-DSA-65                  1952" in done.stdout
+    assert "liboqs" in done.stdout
+
+
+def test_unknown_backend(tmp_path):
+    _assert_one_line_error(_run("info", "--backend", "botan"), "UNKNOWN_BACKEND", "botan")
+
+
+def _params_file(project, mutate):
+    path = project / "params" / "params.yaml"
+    raw = yaml.safe_load(path.read_text())
+    mutate(raw)
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_wrong_type_in_params(project):
+    path = _params_file(project, lambda r: r["profiles"]["smoke"]["costs"].__setitem__("trials", "two"))
+    _assert_one_line_error(_run("costs", "--params", str(path), "--profile", "smoke"), "costs.trials")
+    assert not (project / "data").exists()
+
+
+def test_zero_and_negative_repetitions(project):
+    for value in (0, -1):
+        path = _params_file(project, lambda r, v=value: r["profiles"]["smoke"]["costs"].__setitem__("reps", v))
+        _assert_one_line_error(_run("params", "--params", str(path), "--profile", "smoke"), "costs.reps")
+
+
+def test_unknown_algorithm(project):
+    path = _params_file(project, lambda r: r["costs"].__setitem__("kem", "ML-KEM-777"))
+    _assert_one_line_error(_run("costs", "--params", str(path), "--profile", "smoke", "--quiet"),
+                           "UNKNOWN_ALGORITHM", "ML-KEM-777")
+    assert not list(project.rglob("*.parquet"))
+
+
+def test_unwritable_output_folder_leaves_nothing(project, tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    done = _run("costs", "--params", str(project / "params" / "params.yaml"), "--profile", "smoke",
+                "--out-dir", str(blocker / "out"), "--quiet")
+    _assert_one_line_error(done, "OUTPUT_UNWRITABLE", "not-a-folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-folder", "params"]
+    assert not (project / "data").exists()
+
+
+def test_params_prints_resolved_values(repo_root):
+    done = _run("params", "--params", str(repo_root / "params" / "params.yaml"), "--profile", "paper")
+    assert done.returncode == 0, done.stderr
+    assert '"reps": 1000' in done.stdout

@@ -1,0 +1,90 @@
+"""The cost study end to end on the smoke profile: real timings, every output, honest metadata."""
+
+from __future__ import annotations
+
+import json
+from math import comb
+
+import pandas as pd
+import pytest
+
+from pqlab import crypto, io, params
+from pqlab.bench import costs, costs_study
+from pqlab.paths import ProjectPaths
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    from tests.conftest import REPO
+
+    root = tmp_path_factory.mktemp("project")
+    (root / "params").mkdir()
+    (root / "params" / "params.yaml").write_text((REPO / "params" / "params.yaml").read_text())
+    settings = params.load(root / "params" / "params.yaml", "smoke")
+    return settings, ProjectPaths(root), costs_study.run(settings, ProjectPaths(root), progress=False)
+
+
+def test_table1_has_every_operation_in_paper_order(result):
+    _, _, run = result
+    assert list(run.table1["Operation"]) == [
+        "HMAC-SHA-256, 83-octet record", "Merkle leaf and interior hash", "ML-KEM-768 encapsulate",
+        "ML-KEM-768 decapsulate", "ML-DSA-65 sign", "SLH-DSA-SHA2-128f sign", "4 KiB write+fsync"]
+    assert list(run.table1["Frequency"]) == ["per report"] * 2 + ["per epoch"] * 2 + ["per checkpoint"] * 3
+
+
+def test_sample_counts_follow_the_profile(result):
+    settings, _, run = result
+    cfg = settings.costs
+    counts = run.raw[run.raw["in_table1"]].groupby("op_id").size()
+    assert counts["hmac_sha256"] == cfg.trials * cfg.reps
+    assert counts["sign_SLH-DSA-SHA2-128f"] == cfg.trials * cfg.reps_slow
+    assert counts["write_fsync"] == cfg.trials * cfg.reps_slow
+    assert set(run.raw["trial"]) == set(range(cfg.trials))
+
+
+def test_costs_are_ordered_as_the_protocol_expects(result):
+    _, _, run = result
+    median = run.stats[run.stats["in_table1"]].set_index("op_id")["median"]
+    # Per-report hashing is orders of magnitude cheaper than any public-key operation.
+    assert median["hmac_sha256"] * 5 < median["encaps_ML-KEM-768"]
+    assert median["encaps_ML-KEM-768"] < median["sign_ML-DSA-65"] < median["sign_SLH-DSA-SHA2-128f"]
+    stats = run.stats
+    assert (stats["median_lo"] <= stats["median"]).all() and (stats["median"] <= stats["median_hi"]).all()
+    assert (stats["median"] <= stats["p95"]).all() and (stats["p95"] <= stats["p99"]).all()
+
+
+def test_every_backend_with_the_comparison_signer_is_compared(result):
+    settings, _, run = result
+    names = crypto.backends_offering(settings.costs.comparison_signer)
+    timed = set(run.stats[run.stats["op_id"] == f"sign_{settings.costs.comparison_signer}"]["backend"])
+    assert timed == set(names)
+    assert len(run.comparison) == comb(len(names), 2)
+    assert (run.comparison["ratio"] >= 1).all()
+
+
+def test_outputs_exist_with_metadata(result):
+    settings, paths, run = result
+    for relative in ("data/raw/costs.parquet", "data/derived/costs_stats.parquet",
+                     "paper_figs/amort/table1_costs.csv", "paper_figs/amort/table1_costs.md",
+                     "paper_figs/amort/fig2_costs.pdf", "paper_figs/amort/fig2_costs.png",
+                     "data/derived/costs_metrics.json"):
+        assert (paths.root / relative).stat().st_size > 0, relative
+    meta = io.read_parquet_metadata(paths.raw / "costs.parquet")
+    for key in ("cpu_model", "frequency_governor", "git_commit", "timestamp_utc", "libraries", "backends"):
+        assert key in meta
+    assert meta["params"]["costs"]["reps"] == settings.costs.reps
+    assert "cryptography" in meta["libraries"]
+    raw = pd.read_parquet(paths.raw / "costs.parquet")
+    assert len(raw) == len(run.raw)
+    metrics = json.loads((paths.derived / "costs_metrics.json").read_text())
+    assert metrics["table1"]["sign_ML-DSA-65"]["median_us"] > 0
+    assert not list(paths.raw.glob(".fsync-probe-*")), "storage probe file left behind"
+    assert not list(paths.root.rglob("*.part")), "temporary output left behind"
+
+
+def test_slow_operations_are_the_papers_two():
+    cfg = params.resolve(
+        {"profile": "smoke", "seed": 1, "costs": {}, "profiles": {"smoke": {"costs": {
+            "trials": 1, "reps": 1, "reps_slow": 1, "warmup": 0, "bootstrap_resamples": 100}}}}).costs
+    slow = {op.op_id for op in costs.table1_operations(cfg) if op.slow}
+    assert slow == {"sign_SLH-DSA-SHA2-128f", "write_fsync"}

@@ -1,0 +1,99 @@
+"""Parameter loading: profiles merge, and every malformed field is a ParamsError naming it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pqlab import params
+from pqlab.errors import ParamsError
+
+REPO_PARAMS = Path(__file__).resolve().parent.parent / "params" / "params.yaml"
+
+
+def _raw() -> dict:
+    return yaml.safe_load(REPO_PARAMS.read_text())
+
+
+def test_repo_params_load_for_every_profile():
+    raw = _raw()
+    for name in raw["profiles"]:
+        loaded = params.resolve(raw, name)
+        assert loaded.profile == name
+        assert loaded.costs.trials == raw["profiles"][name]["costs"]["trials"]
+        assert loaded.costs.kem == raw["costs"]["kem"]  # common value survives the merge
+
+
+def test_default_profile_comes_from_file():
+    assert params.load(REPO_PARAMS).profile == _raw()["profile"]
+
+
+def test_paper_profile_has_the_papers_sample_sizes():
+    # AMORT-V1 §V-C: five trials, 1 000 repetitions, 200 for SLH-DSA and the storage probe.
+    paper = params.resolve(_raw(), "paper").costs
+    assert (paper.trials, paper.reps, paper.reps_slow, paper.bootstrap_resamples) == (5, 1000, 200, 10000)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field_fragment"),
+    [
+        (lambda r: r["costs"].__setitem__("repetitions", 3), "costs.repetitions"),
+        (lambda r: r["profiles"]["quick"]["costs"].__setitem__("reps", "10"), "costs.reps"),
+        (lambda r: r["profiles"]["quick"]["costs"].__setitem__("reps", 0), "costs.reps"),
+        (lambda r: r["profiles"]["quick"]["costs"].__setitem__("reps", -5), "costs.reps"),
+        (lambda r: r["profiles"]["quick"]["costs"].__setitem__("trials", 2.5), "costs.trials"),
+        (lambda r: r["costs"].__setitem__("signers", "ML-DSA-65"), "costs.signers"),
+        (lambda r: r["costs"].__setitem__("backend", "openssl3"), "costs.backend"),
+        (lambda r: r["costs"].__setitem__("confidence", 1.5), "costs.confidence"),
+        (lambda r: r.__setitem__("seed", -1), "seed"),
+        (lambda r: r.__setitem__("profile", "fast"), "profile"),
+        (lambda r: r["profiles"]["quick"].__setitem__("thread", {}), "profiles.quick"),
+    ],
+)
+def test_bad_values_name_their_field(mutate, field_fragment):
+    raw = _raw()
+    raw["profile"] = "quick"
+    mutate(raw)
+    with pytest.raises(ParamsError) as caught:
+        params.resolve(raw)
+    assert field_fragment in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_missing_file_is_a_params_error(tmp_path):
+    with pytest.raises(ParamsError, match="cannot read"):
+        params.load(tmp_path / "absent.yaml")
+
+
+def test_invalid_yaml_is_a_params_error(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text("costs: [unclosed\n")
+    with pytest.raises(ParamsError, match="not valid YAML"):
+        params.load(path)
+
+
+def test_project_root_is_parent_of_params_folder(tmp_path):
+    assert params.project_root(tmp_path / "params" / "params.yaml") == tmp_path.resolve()
+
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**7), st.floats(allow_nan=True),
+                     st.text(max_size=8), st.lists(st.integers(), max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=st.sampled_from(["trials", "reps", "reps_slow", "warmup", "bootstrap_resamples", "kem", "signers",
+                            "backend", "confidence", "record_octets", "unknown_key"]),
+       value=_scalars)
+def test_any_value_either_validates_or_raises_params_error(key, value):
+    raw = _raw()
+    raw["profiles"]["quick"]["costs"][key] = value
+    try:
+        loaded = params.resolve(raw, "quick")
+    except ParamsError as exc:
+        assert key in str(exc)
+    else:
+        assert getattr(loaded.costs, key) is not None
