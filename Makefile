@@ -30,6 +30,7 @@ repro: setup
 	@echo "Figures and tables: paper_figs/   Paper vs here: paper_figs/REPORT.md"
 
 test: setup
+	$(BIN)/ruff check lib tests benchmarks
 	$(BIN)/python -m pytest
 
 bench: setup
