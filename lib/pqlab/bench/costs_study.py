@@ -30,8 +30,13 @@ class CostsResult:
     written: list[Path]
 
 
-def _markdown(frame: pd.DataFrame, floatfmt: str = ".4g") -> str:
-    return frame.to_markdown(index=False, floatfmt=floatfmt) + "\n"
+def _markdown(frame: pd.DataFrame) -> str:
+    """A markdown table with times to three decimals (p-values keep their significant digits)."""
+    rounded = frame.copy()
+    for column in rounded.select_dtypes("float").columns:
+        if column != "p_value":
+            rounded[column] = rounded[column].round(3)
+    return rounded.to_markdown(index=False, floatfmt="g") + "\n"
 
 
 def run(settings: StudyParams, paths: ProjectPaths, progress: bool = True) -> CostsResult:
@@ -57,4 +62,5 @@ def run(settings: StudyParams, paths: ProjectPaths, progress: bool = True) -> Co
         *save(figure, paths.amort_figs / "fig2_costs"),
         io.write_json(paths.derived / "costs_metrics.json", headline),
     ]
+    plt.close(figure)  # saved; notebooks display the returned object once instead of twice
     return CostsResult(raw, metadata, stats, table, comparison, headline, figure, written)
