@@ -16,6 +16,18 @@ def _format_us(value: float) -> str:
     return f"{value:.3g} µs"
 
 
+def _mark_groups(ax: plt.Axes, frequencies: list[str]) -> None:
+    """Dashed separators between frequency groups, with the group name above each."""
+    start = 0
+    for index in range(1, len(frequencies) + 1):
+        if index == len(frequencies) or frequencies[index] != frequencies[start]:
+            ax.text((start + index - 1) / 2, 1.01, frequencies[start], transform=ax.get_xaxis_transform(),
+                    ha="center", va="bottom", fontsize=8, style="italic")
+            if index < len(frequencies):
+                ax.axvline(index - 0.5, color="grey", linestyle="--", linewidth=0.8)
+            start = index
+
+
 def fig2_costs(table1_stats: pd.DataFrame, machine: str) -> plt.Figure:
     """Fig. 2: median cost of each Table I operation (log scale), grouped per report / epoch / checkpoint.
 
@@ -35,12 +47,14 @@ def fig2_costs(table1_stats: pd.DataFrame, machine: str) -> plt.Figure:
         ax.annotate(_format_us(median), (xi, top), textcoords="offset points", xytext=(0, 5),
                     ha="center", va="bottom", fontsize=8)
     ax.set_yscale("log")
+    ax.set_ylim(top=float(tops.max()) * 12)  # room for the value labels under the group names
     ax.set_ylabel("cost (µs, log)")
+    _mark_groups(ax, list(data["frequency"]))
     labels = [f"{op}\n[{backend}]" for op, backend in zip(data["operation"], data["backend"], strict=True)]
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in style.FREQUENCY_COLOURS.values()]
     ax.legend([*handles, ax.collections[-1]], [*style.FREQUENCY_COLOURS, "p99"], loc="upper left", fontsize=8)
-    ax.set_title(f"AMORT-V1 operation costs (median, bootstrap CI) — {machine}", fontsize=9)
+    ax.set_title(f"AMORT-V1 operation costs (median, bootstrap CI) — {machine}", fontsize=9, pad=16)
     fig.tight_layout()
     return fig
 
