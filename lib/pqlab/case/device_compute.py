@@ -1,0 +1,128 @@
+"""Responder-side post-quantum computation of a CASE handshake, from pqm4 Cortex-M4 cycle counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pqlab.errors import ParamsError
+
+CLASSICAL = frozenset({"P-256", "ECDSA-P256", "ECDH-P256"})
+Auth = Literal["sig", "kem", "kem-pdk"]
+Cached = Literal["", "R", "R+I"]
+
+
+class _Cycles(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    pqm4_scheme: str | None
+    implementation: str | None = None
+    encaps: int | None = Field(default=None, gt=0)
+    decaps: int | None = Field(default=None, gt=0)
+    sign: int | None = Field(default=None, gt=0)
+    verify: int | None = Field(default=None, gt=0)
+
+
+class CycleTable(BaseModel):
+    """Cycle counts per algorithm and operation, the clock to scale them by, and their source."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    source_commit: str
+    clock_mhz: float = Field(gt=0)
+    controller_ms_per_message: float = Field(ge=0)
+    algorithms: dict[str, _Cycles]
+
+    def milliseconds(self, algorithm: str, operation: str) -> float | None:
+        """Time of one operation at ``clock_mhz``; 0 for classical ECC; None when pqm4 has no number.
+
+        A composite (hybrid) algorithm such as ``ECDSA-P256+ML-DSA-44`` costs the sum of its parts.
+        """
+        if "+" in algorithm:
+            parts = [self.milliseconds(part, operation) for part in algorithm.split("+")]
+            return None if None in parts else sum(p for p in parts if p is not None)
+        if algorithm in CLASSICAL:
+            return 0.0
+        if algorithm not in self.algorithms:
+            raise ParamsError(f"no cycle counts for {algorithm!r}", field="pqm4_cycles.algorithms")
+        cycles = getattr(self.algorithms[algorithm], operation)
+        return None if cycles is None else cycles / (self.clock_mhz * 1e3)
+
+
+def load_cycles(path: str | Path) -> CycleTable:
+    """Read and validate ``params/pqm4_cycles.yaml``."""
+    try:
+        return CycleTable.model_validate(yaml.safe_load(Path(path).read_text()))
+    except OSError as exc:
+        raise ParamsError(f"cannot read: {exc.strerror}", field=str(path)) from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ParamsError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", field=str(path)) from exc
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One responder operation: when it runs, with which algorithm, and why."""
+
+    phase: Literal["before Sigma2", "after Sigma3"]
+    algorithm: str
+    operation: Literal["encaps", "decaps", "sign", "verify"]
+    purpose: str
+
+
+def _kem_part(key_exchange: str) -> str | None:
+    parts = [p for p in key_exchange.split("+") if p not in CLASSICAL]
+    return parts[0] if parts else None
+
+
+def responder_operations(
+    key_exchange: str, noc: str, icac: str | None, rcac: str, auth: Auth, cached: Cached
+) -> list[Operation]:
+    """Every public-key operation the responder (the Thread device) performs, classical ones included.
+
+    Before Sigma2: encapsulate to the initiator's ephemeral KEM share; sign with the NOC key
+    (signature authentication) or decapsulate the initiator's Sigma1 encapsulation (KEM-PDK).
+    After Sigma3: decapsulate the Sigma3 ciphertext (KEM authentication); verify the initiator's
+    NOC under its issuer and the ICAC under the RCAC unless the initiator's chain is cached;
+    verify the initiator's Sigma3 signature. Both parties' chains use the same algorithms.
+    """
+    operations: list[Operation] = []
+    kem = _kem_part(key_exchange)
+    if kem:
+        operations.append(Operation("before Sigma2", kem, "encaps", "ephemeral key exchange"))
+    static_kem = kem or "ML-KEM-768"
+    if auth == "sig":
+        operations.append(Operation("before Sigma2", noc, "sign", "Sigma2 signature"))
+    elif auth == "kem-pdk":
+        operations.append(Operation("before Sigma2", static_kem, "decaps", "Sigma1 encapsulation to the NOC key"))
+    else:
+        operations.append(Operation("after Sigma3", static_kem, "decaps", "Sigma3 encapsulation to the NOC key"))
+    if cached != "R+I":
+        issuer = icac if icac else rcac
+        operations.append(Operation("after Sigma3", issuer, "verify", "initiator NOC"))
+        if icac:
+            operations.append(Operation("after Sigma3", rcac, "verify", "initiator ICAC"))
+    operations.append(Operation("after Sigma3", noc, "verify", "Sigma3 signature"))
+    return operations
+
+
+@dataclass(frozen=True)
+class DeviceCost:
+    """Responder PQ milliseconds, and the operations pqm4 has no number for (counted as 0)."""
+
+    milliseconds: float
+    unmeasured: tuple[str, ...]
+
+
+def device_pq_ms(operations: list[Operation], table: CycleTable) -> DeviceCost:
+    """Sum the post-quantum operations' time at the table's clock; classical ECC is excluded."""
+    total, unmeasured = 0.0, []
+    for op in operations:
+        ms = table.milliseconds(op.algorithm, op.operation)
+        if ms is None:
+            unmeasured.append(f"{op.algorithm} {op.operation}")
+        else:
+            total += ms
+    return DeviceCost(total, tuple(unmeasured))
