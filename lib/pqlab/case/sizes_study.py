@@ -144,7 +144,7 @@ def run(settings: StudyParams, paths: ProjectPaths) -> CaseSizesResult:
     real = real_material_check(configs, p.real_material, settings.seed)
     c1_768 = replace(table1_config("C1"), key_exchange="P-256+ML-KEM-768", name="C1-768")
     extra = {"text": {"C1_with_ML-KEM-768": case_message_sizes(c1_768)},
-             "profile": settings.profile, "cpu_model": machine.cpu_model(), "limit_octets": p.limit_octets}
+             "profile": settings.profile, "limit_octets": p.limit_octets}  # sizes do not depend on the machine
     headline = metrics(table, resume, real, extra)
     figure = fig1_case_sizes(table, p.limit_octets)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"))
