@@ -149,7 +149,7 @@ def run(settings: StudyParams, paths: ProjectPaths) -> CaseSizesResult:
     figure = fig1_case_sizes(table, p.limit_octets)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"))
     per_field = fields.pivot_table(index=["message", "field"], columns="config", values="bytes", sort=False)
-    per_field = per_field[[c.name for c in configs]].reset_index()
+    per_field = per_field[[c.name for c in configs]].astype("Int64").astype(object).reset_index()
     written = [
         io.write_parquet(paths.derived / "case_sizes.parquet", table, metadata),
         io.write_text(paths.case_figs / "table1_case_sizes.csv", table.to_csv(index=False)),
