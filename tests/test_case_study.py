@@ -64,3 +64,10 @@ def test_extreme_design_points_still_encode():
     sizes = case_message_sizes(CaseConfig(key_exchange="ML-KEM-768", noc="ML-DSA-44", icac="UOV-Is-pkc",
                                           rcac="SLH-DSA-SHA2-128s"))
     assert sizes["Sigma2"] > 66576 + 2420
+
+
+def test_bad_framing_parameter_names_the_field(repo_root):
+    raw = params.load_raw(repo_root / "params" / "params.yaml")
+    raw["case_sizes"]["framing"]["iphc_octets"] = 1
+    with pytest.raises(ParamsError, match=r"case_sizes\.framing\.iphc_octets"):
+        params.resolve(raw, "smoke")
