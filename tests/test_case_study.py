@@ -71,3 +71,19 @@ def test_bad_framing_parameter_names_the_field(repo_root):
     raw["case_sizes"]["framing"]["iphc_octets"] = 1
     with pytest.raises(ParamsError, match=r"case_sizes\.framing\.iphc_octets"):
         params.resolve(raw, "smoke")
+
+
+def test_cli_runs_the_study_and_reports_bad_parameters(tmp_path, repo_root, capsys):
+    from pqlab import cli
+
+    (tmp_path / "params").mkdir()
+    raw = params.load_raw(repo_root / "params" / "params.yaml")
+    raw["case_sizes"]["configurations"] = ["B", "C1"]
+    path = tmp_path / "params" / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    assert cli.main(["case-sizes", "--params", str(path), "--profile", "smoke"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    raw["case_sizes"]["configurations"] = ["Q1"]
+    path.write_text(yaml.safe_dump(raw))
+    assert cli.main(["case-sizes", "--params", str(path), "--profile", "smoke"]) == 2
+    assert "case_sizes.configurations" in capsys.readouterr().err
