@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pqlab.case import algorithms, messages
@@ -255,4 +255,4 @@ def table1_config(name: str) -> CaseConfig:
 
 
 __all__ = ["MAX_APP_MESSAGE_OCTETS", "TABLE1", "CaseConfig", "CaseConfigError", "Handshake", "case_message_sizes",
-           "handshake", "replace", "resumption", "resumption_sizes", "table1_config"]
+           "handshake", "resumption", "resumption_sizes", "table1_config"]

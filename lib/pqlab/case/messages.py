@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESCCM
 from pqlab.case import tlv
 from pqlab.case.certificates import Chain
 from pqlab.case.tlv import Element
+from pqlab.errors import PqlabError
 
 RANDOM_OCTETS = 32  # kSigmaParamRandomNumberSize
 DESTINATION_ID_OCTETS = 32  # HMAC-SHA256
@@ -48,6 +49,12 @@ NONCE_SIGMA2 = b"NCASE_Sigma2N"
 NONCE_SIGMA3 = b"NCASE_Sigma3N"
 NONCE_RESUME1 = b"NCASE_SigmaS1"
 NONCE_RESUME2 = b"NCASE_SigmaS2"
+
+
+class CaseMessageError(PqlabError):
+    """A CASE message cannot be built from the given fields."""
+
+    code = "CASE_BAD_MESSAGE"
 
 
 @dataclass(frozen=True)
@@ -134,7 +141,8 @@ def sigma1(*, random: bytes, session_id: int, destination_id: bytes, share: byte
         members.append(tlv.octets(share, S1_SHARE))
     members.append(params.element(S1_PARAMS))
     if (resumption_id is None) != (resume_mic is None):
-        raise tlv.TLVValueError("resumption id and resume MIC go together", field="sigma1")
+        raise CaseMessageError("resumption id and resume MIC go together (CASESession.cpp ParseSigma1)",
+                               field="sigma1")
     if resumption_id is not None:
         members += [tlv.octets(resumption_id, S1_RESUMPTION_ID), tlv.octets(resume_mic, S1_RESUME_MIC)]
     if pdk_ciphertext is not None:
