@@ -1,4 +1,4 @@
-"""Command line: ``pqlab info``, ``pqlab params``, ``pqlab costs`` and ``pqlab report``."""
+"""Command line: ``pqlab info``, ``pqlab params``, ``pqlab costs``, ``pqlab case-sizes`` and ``pqlab report``."""
 
 from __future__ import annotations
 
@@ -71,6 +71,22 @@ def _costs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _case_sizes(args: argparse.Namespace) -> int:
+    from pqlab import params
+    from pqlab.case import sizes_study
+    from pqlab.paths import ProjectPaths
+
+    settings = params.load(args.params, args.profile)
+    root = Path(args.out_dir) if args.out_dir else params.project_root(args.params)
+    result = sizes_study.run(settings, ProjectPaths(root.resolve()))
+    columns = ["config", "key_exchange", "chain", "auth", "cached", "Sigma1", "Sigma2", "Sigma3", "Total",
+               "fits_limit", "frames_total"]
+    print(result.table1[columns].to_string(index=False))
+    for path in result.written:
+        print(f"wrote {path}")
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from pqlab import report
     from pqlab.paths import ProjectPaths
@@ -100,6 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="project folder to write data/ and paper_figs/ under (default: the params file's project)")
     costs.add_argument("--quiet", action="store_true", help="no progress bar")
     costs.set_defaults(func=_costs)
+
+    sizes = sub.add_parser("case-sizes", help="run the PQ-CASE size model (Table I payload columns, Fig. 1)")
+    sizes.add_argument("--params", default="params/params.yaml")
+    sizes.add_argument("--profile", help="override the file's profile")
+    sizes.add_argument("--out-dir",
+                       help="project folder to write data/ and paper_figs/ under (default: the params file's project)")
+    sizes.set_defaults(func=_case_sizes)
 
     rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
     rep.add_argument("--root", default=".", help="project folder")

@@ -38,15 +38,36 @@ class CostsParams(_Strict):
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
 
 
+class CaseFramingParams(_Strict):
+    """Thread framing for "frames per message at one hop" (pqlab.case.framing)."""
+
+    mac_payload_octets: int = Field(default=106, ge=16, le=127)
+    iphc_octets: int = Field(default=25, ge=2, le=60)
+    mesh_header_octets: int = Field(default=0, ge=0, le=6)
+    matter_header_octets: int = Field(default=26, ge=0, le=64)
+
+
+class CaseSizesParams(_Strict):
+    """PQ-CASE §IV-A/§V: the byte-exact size model (Table I payload columns, Fig. 1, resumption)."""
+
+    configurations: tuple[str, ...] = Field(
+        default=("B", "D1", "D2", "D3", "D4", "S1", "S2", "S3", "S4", "S5", "C1", "C2", "C3", "C4", "C5"), min_length=1)
+    resumption_key_exchanges: tuple[str, ...] = Field(default=("P-256", "ML-KEM-768"), min_length=1)
+    limit_octets: int = Field(default=1178, ge=1, le=65535)
+    framing: CaseFramingParams = CaseFramingParams()
+    real_material: tuple[str, ...] = ()  # configurations rebuilt with real keys/signatures to confirm the sizes
+
+
 class StudyParams(_Strict):
     """The parameters one run sees: the profile's values merged over the common ones."""
 
     profile: str
     seed: int = Field(ge=0, lt=2**63)
     costs: CostsParams
+    case_sizes: CaseSizesParams = CaseSizesParams()
 
 
-_PROFILE_KEYS = {"costs"}
+_PROFILE_KEYS = {"costs", "case_sizes"}
 
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

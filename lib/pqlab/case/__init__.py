@@ -1,0 +1,1 @@
+"""Matter CASE under post-quantum algorithms: TLV codec, certificates, Sigma messages, configurations."""

@@ -1,0 +1,515 @@
+"""Matter TLV: a canonical encoder and a strict decoder for the full element set.
+
+Layout facts (control byte = tag form << 5 | element type, little-endian fields, minimal widths chosen by
+the reference writer) are from connectedhomeip ``src/lib/core/TLVTypes.h`` and ``TLVWriter.cpp``, as
+summarised in ``docs/case-encoding.md``. Decoding records the widths it read, so ``encode(decode(b)) == b``
+for every well-formed input; elements built by hand get the minimal widths the reference writer picks.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from pqlab.errors import PqlabError
+
+# --------------------------------------------------------------------------------------------- errors
+
+
+class TLVError(PqlabError):
+    """Malformed TLV; ``offset`` is the byte offset where decoding failed (None when encoding)."""
+
+    code = "TLV_MALFORMED"
+
+    def __init__(self, message: str, *, offset: int | None = None, field: str | None = None) -> None:
+        self.offset = offset
+        where = f"byte {offset}" if offset is not None else field
+        super().__init__(message, field=where)
+
+
+class TLVTruncatedError(TLVError):
+    """The input ends inside an element or with a container still open."""
+
+    code = "TLV_TRUNCATED"
+
+
+class TLVControlByteError(TLVError):
+    """A control byte names an unknown element type or an impossible tag form."""
+
+    code = "TLV_BAD_CONTROL_BYTE"
+
+
+class TLVNestingError(TLVError):
+    """An element's tag is not allowed where it appears, or an end-of-container has nothing to close."""
+
+    code = "TLV_BAD_NESTING"
+
+
+class TLVTrailingBytesError(TLVError):
+    """Bytes follow the single top-level element."""
+
+    code = "TLV_TRAILING_BYTES"
+
+
+class TLVValueError(TLVError):
+    """A value is invalid: bad UTF-8, a duplicate structure tag, or an element that cannot be encoded."""
+
+    code = "TLV_BAD_VALUE"
+
+
+# ----------------------------------------------------------------------------------------------- tags
+
+
+@dataclass(frozen=True)
+class AnonymousTag:
+    """No tag (top-level elements, array members, the end-of-container marker)."""
+
+    def __repr__(self) -> str:
+        return "ANONYMOUS"
+
+
+ANONYMOUS = AnonymousTag()
+
+
+@dataclass(frozen=True)
+class ContextTag:
+    """A context-specific tag, 0-255 (one byte): every certificate and CASE field uses these."""
+
+    number: int
+
+
+@dataclass(frozen=True)
+class CommonProfileTag:
+    """A tag in the Matter common profile; ``width`` 2 or 4 bytes (None: the smallest that fits)."""
+
+    number: int
+    width: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class ImplicitProfileTag:
+    """A profile-specific tag whose profile is implied by the context; ``width`` 2 or 4 bytes."""
+
+    number: int
+    width: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class FullyQualifiedTag:
+    """Vendor id, profile number and tag number; ``width`` 6 or 8 bytes (tag number 2 or 4 bytes)."""
+
+    vendor: int
+    profile: int
+    number: int
+    width: int | None = field(default=None, compare=False)
+
+
+Tag = AnonymousTag | ContextTag | CommonProfileTag | ImplicitProfileTag | FullyQualifiedTag
+
+# tag-control values (top three bits of the control byte)
+_ANON, _CTX, _COMMON2, _COMMON4, _IMPL2, _IMPL4, _FQ6, _FQ8 = range(8)
+
+
+# ------------------------------------------------------------------------------------------- elements
+
+
+class ElementType(enum.Enum):
+    """The TLV element types (the integer/float/string width is a property of the encoding, not the type)."""
+
+    SIGNED = "signed"
+    UNSIGNED = "unsigned"
+    BOOL = "bool"
+    FLOAT32 = "float32"
+    FLOAT64 = "float64"
+    UTF8 = "utf8"
+    BYTES = "bytes"
+    NULL = "null"
+    STRUCT = "struct"
+    ARRAY = "array"
+    LIST = "list"
+
+
+CONTAINERS = (ElementType.STRUCT, ElementType.ARRAY, ElementType.LIST)
+_CONTAINER_CODE = {ElementType.STRUCT: 0x15, ElementType.ARRAY: 0x16, ElementType.LIST: 0x17}
+_CODE_CONTAINER = {code: kind for kind, code in _CONTAINER_CODE.items()}
+_END = 0x18
+
+
+@dataclass(frozen=True)
+class Element:
+    """One TLV element: its type, value (members for containers), tag and, as read, its field width.
+
+    ``width`` is the byte width of an integer's value or of a string's length field; None means the
+    smallest width that holds it, which is what the reference writer produces. Width does not take part
+    in equality: two elements with the same type, tag and value are equal however they were encoded.
+    """
+
+    type: ElementType
+    value: Any
+    tag: Tag = ANONYMOUS
+    width: int | None = field(default=None, compare=False)
+    raw: bytes | None = field(default=None, compare=False, repr=False)  # float bits exactly as read
+
+    def member(self, number: int) -> Element | None:
+        """The member with context tag ``number`` of a structure or list, or None."""
+        for child in self.value if self.type in CONTAINERS else ():
+            if child.tag == ContextTag(number):
+                return child
+        return None
+
+    def replace_member(self, number: int, new: Element | None) -> Element:
+        """A copy of this container with the member tagged ``number`` replaced (or removed when None)."""
+        members = []
+        for child in self.value:
+            if child.tag == ContextTag(number):
+                if new is not None:
+                    members.append(new)
+            else:
+                members.append(child)
+        return Element(self.type, tuple(members), self.tag)
+
+
+# Builders: short names for hand-written element trees.
+def _tag(tag: Tag | int | None) -> Tag:
+    if tag is None:
+        return ANONYMOUS
+    if isinstance(tag, int) and not isinstance(tag, bool):
+        return ContextTag(tag)
+    return tag
+
+
+def uint(value: int, tag: Tag | int | None = None, width: int | None = None) -> Element:
+    return Element(ElementType.UNSIGNED, value, _tag(tag), width)
+
+
+def sint(value: int, tag: Tag | int | None = None, width: int | None = None) -> Element:
+    return Element(ElementType.SIGNED, value, _tag(tag), width)
+
+
+def boolean(value: bool, tag: Tag | int | None = None) -> Element:
+    return Element(ElementType.BOOL, bool(value), _tag(tag))
+
+
+def null(tag: Tag | int | None = None) -> Element:
+    return Element(ElementType.NULL, None, _tag(tag))
+
+
+def float32(value: float, tag: Tag | int | None = None) -> Element:
+    return Element(ElementType.FLOAT32, float(value), _tag(tag))
+
+
+def float64(value: float, tag: Tag | int | None = None) -> Element:
+    return Element(ElementType.FLOAT64, float(value), _tag(tag))
+
+
+def utf8(value: str, tag: Tag | int | None = None) -> Element:
+    return Element(ElementType.UTF8, value, _tag(tag))
+
+
+def octets(value: bytes, tag: Tag | int | None = None) -> Element:
+    return Element(ElementType.BYTES, bytes(value), _tag(tag))
+
+
+def structure(tag: Tag | int | None, *members: Element) -> Element:
+    return Element(ElementType.STRUCT, tuple(members), _tag(tag))
+
+
+def array(tag: Tag | int | None, *members: Element) -> Element:
+    return Element(ElementType.ARRAY, tuple(members), _tag(tag))
+
+
+def tlv_list(tag: Tag | int | None, *members: Element) -> Element:
+    return Element(ElementType.LIST, tuple(members), _tag(tag))
+
+
+# ------------------------------------------------------------------------------------------- encoding
+
+_WIDTH_CODE = {1: 0, 2: 1, 4: 2, 8: 3}
+_UFMT = {1: "<B", 2: "<H", 4: "<I", 8: "<Q"}
+_SFMT = {1: "<b", 2: "<h", 4: "<i", 8: "<q"}
+_SCALAR_CODES = {ElementType.SIGNED: 0x00, ElementType.UNSIGNED: 0x04, ElementType.UTF8: 0x0C,
+                 ElementType.BYTES: 0x10}
+
+
+def _min_unsigned_width(value: int) -> int:
+    return 1 if value <= 0xFF else 2 if value <= 0xFFFF else 4 if value <= 0xFFFFFFFF else 8
+
+
+def _min_signed_width(value: int) -> int:
+    for width in (1, 2, 4):
+        if -(1 << (8 * width - 1)) <= value < (1 << (8 * width - 1)):
+            return width
+    return 8
+
+
+def _fail(message: str, path: str) -> TLVValueError:
+    return TLVValueError(message, field=path or "element")
+
+
+def _encode_tag(tag: Tag, type_code: int, path: str) -> bytes:
+    if isinstance(tag, AnonymousTag):
+        return bytes([type_code])
+    if isinstance(tag, ContextTag):
+        if not 0 <= tag.number <= 0xFF:
+            raise _fail(f"context tag {tag.number} outside 0-255", path)
+        return bytes([_CTX << 5 | type_code, tag.number])
+    if isinstance(tag, CommonProfileTag | ImplicitProfileTag):
+        width = tag.width or (2 if 0 <= tag.number <= 0xFFFF else 4)
+        if width not in (2, 4) or not 0 <= tag.number < (1 << (8 * width)):
+            raise _fail(f"profile tag number {tag.number} does not fit {width} bytes", path)
+        form = (_COMMON2 if isinstance(tag, CommonProfileTag) else _IMPL2) + (width == 4)
+        return bytes([form << 5 | type_code]) + struct.pack(_UFMT[width], tag.number)
+    if isinstance(tag, FullyQualifiedTag):
+        width = tag.width or (6 if 0 <= tag.number <= 0xFFFF else 8)
+        if width not in (6, 8) or not 0 <= tag.number < (1 << (8 * (width - 4))):
+            raise _fail(f"tag number {tag.number} does not fit a {width}-byte fully qualified tag", path)
+        if not (0 <= tag.vendor <= 0xFFFF and 0 <= tag.profile <= 0xFFFF):
+            raise _fail("vendor id and profile number must be 0-65535", path)
+        return (bytes([(_FQ6 + (width == 8)) << 5 | type_code]) + struct.pack("<HH", tag.vendor, tag.profile)
+                + struct.pack(_UFMT[width - 4], tag.number))
+    raise _fail(f"not a tag: {tag!r}", path)
+
+
+def _encode_scalar(element: Element, path: str) -> bytes:
+    kind, value = element.type, element.value
+    if kind is ElementType.BOOL:
+        if not isinstance(value, bool):
+            raise _fail("boolean value must be bool", path)
+        return _encode_tag(element.tag, 0x09 if value else 0x08, path)
+    if kind is ElementType.NULL:
+        return _encode_tag(element.tag, 0x14, path)
+    if kind in (ElementType.FLOAT32, ElementType.FLOAT64):
+        if not isinstance(value, float):
+            raise _fail("float value must be float", path)
+        fmt, code = ("<f", 0x0A) if kind is ElementType.FLOAT32 else ("<d", 0x0B)
+        raw = element.raw
+        if raw is None or not _same_float(struct.unpack(fmt, raw)[0], value):
+            try:
+                raw = struct.pack(fmt, value)
+            except OverflowError as exc:
+                raise _fail(f"{value!r} does not fit a float32", path) from exc
+        return _encode_tag(element.tag, code, path) + raw
+    if kind in (ElementType.SIGNED, ElementType.UNSIGNED):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise _fail("integer value must be int", path)
+        signed = kind is ElementType.SIGNED
+        if (signed and not -(1 << 63) <= value < (1 << 63)) or (not signed and not 0 <= value < (1 << 64)):
+            raise _fail(f"{value} outside the {kind.value} 64-bit range", path)
+        width = element.width or (_min_signed_width(value) if signed else _min_unsigned_width(value))
+        if width not in _WIDTH_CODE:
+            raise _fail(f"integer width {width} is not 1, 2, 4 or 8", path)
+        try:
+            payload = struct.pack((_SFMT if signed else _UFMT)[width], value)
+        except struct.error as exc:
+            raise _fail(f"{value} does not fit {width} bytes", path) from exc
+        return _encode_tag(element.tag, _SCALAR_CODES[kind] | _WIDTH_CODE[width], path) + payload
+    if kind in (ElementType.UTF8, ElementType.BYTES):
+        if kind is ElementType.UTF8:
+            if not isinstance(value, str):
+                raise _fail("UTF-8 string value must be str", path)
+            try:
+                payload = value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise _fail("string is not encodable as UTF-8", path) from exc
+        else:
+            if not isinstance(value, bytes | bytearray):
+                raise _fail("octet string value must be bytes", path)
+            payload = bytes(value)
+        width = element.width or _min_unsigned_width(len(payload))
+        if width not in _WIDTH_CODE or len(payload) >= (1 << (8 * width)):
+            raise _fail(f"length {len(payload)} does not fit a {width}-byte length field", path)
+        return (_encode_tag(element.tag, _SCALAR_CODES[kind] | _WIDTH_CODE[width], path)
+                + struct.pack(_UFMT[width], len(payload)) + payload)
+    raise _fail(f"unknown element type {kind!r}", path)
+
+
+def _same_float(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+
+
+def _check_member_tag(parent: ElementType | None, tag: Tag, path: str) -> None:
+    if parent is ElementType.ARRAY and not isinstance(tag, AnonymousTag):
+        raise TLVValueError("array members must be anonymous", field=path)
+    if parent is ElementType.STRUCT and isinstance(tag, AnonymousTag):
+        raise TLVValueError("structure members must be tagged", field=path)
+    if parent is None and isinstance(tag, ContextTag):
+        raise TLVValueError("a context tag is only valid inside a structure or list", field=path)
+
+
+def encode(element: Element) -> bytes:
+    """The TLV bytes of ``element`` (iterative, so decoded trees of any depth re-encode)."""
+    if not isinstance(element, Element):
+        raise TLVValueError(f"expected an Element, got {type(element).__name__}", field="element")
+    out = bytearray()
+    # stack items: (element, parent type, path) to open, or None to close a container
+    stack: list[tuple[Element, ElementType | None, str] | None] = [(element, None, "")]
+    seen_tags: list[set[Tag]] = []
+    while stack:
+        item = stack.pop()
+        if item is None:
+            out.append(_END)
+            seen_tags.pop()
+            continue
+        node, parent, path = item
+        if not isinstance(node, Element):
+            raise TLVValueError(f"expected an Element, got {type(node).__name__}", field=path or "element")
+        _check_member_tag(parent, node.tag, path or "element")
+        if parent is ElementType.STRUCT:
+            if node.tag in seen_tags[-1]:
+                raise TLVValueError(f"duplicate tag {node.tag!r} in a structure", field=path)
+            seen_tags[-1].add(node.tag)
+        if node.type in CONTAINERS:
+            if not isinstance(node.value, tuple | list):
+                raise TLVValueError("container value must be a tuple of Elements", field=path or "element")
+            out += _encode_tag(node.tag, _CONTAINER_CODE[node.type], path)
+            seen_tags.append(set())
+            stack.append(None)
+            for index in range(len(node.value) - 1, -1, -1):
+                stack.append((node.value[index], node.type, f"{path}[{index}]"))
+        else:
+            out += _encode_scalar(node, path)
+    return bytes(out)
+
+
+# ------------------------------------------------------------------------------------------- decoding
+
+
+class _Open:
+    """A container being decoded."""
+
+    __slots__ = ("kind", "members", "offset", "seen", "tag")
+
+    def __init__(self, kind: ElementType, tag: Tag, offset: int) -> None:
+        self.kind, self.tag, self.offset = kind, tag, offset
+        self.members: list[Element] = []
+        self.seen: set[Tag] = set()
+
+
+def _need(data: bytes, pos: int, count: int, what: str, start: int) -> None:
+    if pos + count > len(data):
+        raise TLVTruncatedError(f"{what} needs {count} byte(s), {len(data) - pos} left (element at byte {start})",
+                                offset=pos)
+
+
+def decode(data: bytes) -> Element:
+    """Decode exactly one top-level TLV element; raises a TLVError subclass naming the byte offset."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TLVValueError(f"expected bytes, got {type(data).__name__}", field="data")
+    data = bytes(data)
+    if not data:
+        raise TLVTruncatedError("empty input: no element", offset=0)
+    pos = 0
+    stack: list[_Open] = []
+    root: Element | None = None
+    while root is None:
+        if pos >= len(data):
+            raise TLVTruncatedError(f"container opened at byte {stack[-1].offset} is not closed", offset=pos)
+        start = pos
+        control = data[pos]
+        form, code = control >> 5, control & 0x1F
+        if code > _END:
+            raise TLVControlByteError(f"control byte 0x{control:02x}: unknown element type 0x{code:02x}",
+                                      offset=pos)
+        if code == _END:
+            if form != _ANON:
+                raise TLVControlByteError(f"control byte 0x{control:02x}: end of container must be anonymous",
+                                          offset=pos)
+            if not stack:
+                raise TLVNestingError("end of container with no open container", offset=pos)
+            pos += 1
+            closed = stack.pop()
+            element = Element(closed.kind, tuple(closed.members), closed.tag)
+        else:
+            pos += 1
+            tag, pos = _read_tag(data, pos, form, start)
+            parent = stack[-1] if stack else None
+            _check_decoded_tag(parent, tag, start)
+            if code in _CODE_CONTAINER:
+                stack.append(_Open(_CODE_CONTAINER[code], tag, start))
+                continue
+            element, pos = _read_scalar(data, pos, code, tag, start)
+        if stack:
+            stack[-1].members.append(element)
+        else:
+            root = element
+    if pos != len(data):
+        raise TLVTrailingBytesError(f"{len(data) - pos} byte(s) after the top-level element", offset=pos)
+    return root
+
+
+def _check_decoded_tag(parent: _Open | None, tag: Tag, offset: int) -> None:
+    if parent is None:
+        if isinstance(tag, ContextTag):
+            raise TLVNestingError("context tag outside a structure or list", offset=offset)
+        return
+    if parent.kind is ElementType.ARRAY and not isinstance(tag, AnonymousTag):
+        raise TLVNestingError(f"tagged element inside the array opened at byte {parent.offset}", offset=offset)
+    if parent.kind is ElementType.STRUCT:
+        if isinstance(tag, AnonymousTag):
+            raise TLVNestingError(f"anonymous element inside the structure opened at byte {parent.offset}",
+                                  offset=offset)
+        if tag in parent.seen:
+            raise TLVValueError(f"duplicate tag {tag!r} in the structure opened at byte {parent.offset}",
+                                offset=offset)
+        parent.seen.add(tag)
+
+
+def _read_tag(data: bytes, pos: int, form: int, start: int) -> tuple[Tag, int]:
+    if form == _ANON:
+        return ANONYMOUS, pos
+    if form == _CTX:
+        _need(data, pos, 1, "context tag", start)
+        return ContextTag(data[pos]), pos + 1
+    if form in (_COMMON2, _COMMON4, _IMPL2, _IMPL4):
+        width = 2 if form in (_COMMON2, _IMPL2) else 4
+        _need(data, pos, width, "profile tag", start)
+        number = int.from_bytes(data[pos:pos + width], "little")
+        cls = CommonProfileTag if form in (_COMMON2, _COMMON4) else ImplicitProfileTag
+        return cls(number, width), pos + width
+    width = 6 if form == _FQ6 else 8
+    _need(data, pos, width, "fully qualified tag", start)
+    vendor, profile = struct.unpack_from("<HH", data, pos)
+    number = int.from_bytes(data[pos + 4:pos + width], "little")
+    return FullyQualifiedTag(vendor, profile, number, width), pos + width
+
+
+def _read_scalar(data: bytes, pos: int, code: int, tag: Tag, start: int) -> tuple[Element, int]:
+    if code <= 0x07:
+        width = 1 << (code & 0x03)
+        _need(data, pos, width, "integer value", start)
+        signed = code <= 0x03
+        value = int.from_bytes(data[pos:pos + width], "little", signed=signed)
+        kind = ElementType.SIGNED if signed else ElementType.UNSIGNED
+        return Element(kind, value, tag, width), pos + width
+    if code in (0x08, 0x09):
+        return Element(ElementType.BOOL, code == 0x09, tag), pos
+    if code in (0x0A, 0x0B):
+        width, fmt = (4, "<f") if code == 0x0A else (8, "<d")
+        _need(data, pos, width, "float value", start)
+        raw = data[pos:pos + width]
+        kind = ElementType.FLOAT32 if code == 0x0A else ElementType.FLOAT64
+        return Element(kind, struct.unpack(fmt, raw)[0], tag, width, raw), pos + width
+    if code == 0x14:
+        return Element(ElementType.NULL, None, tag), pos
+    # strings 0x0C-0x13
+    width = 1 << (code & 0x03)
+    _need(data, pos, width, "string length", start)
+    length = int.from_bytes(data[pos:pos + width], "little")
+    pos += width
+    _need(data, pos, length, "string data", start)
+    payload = data[pos:pos + length]
+    if code <= 0x0F:
+        try:
+            text = payload.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TLVValueError(f"invalid UTF-8 in string: {exc.reason}", offset=pos + exc.start) from None
+        return Element(ElementType.UTF8, text, tag, width), pos + length
+    return Element(ElementType.BYTES, payload, tag, width), pos + length
+
+
+def member_size(element: Element) -> int:
+    """Bytes a tagged member takes inside its container: encoded in a structure, minus the structure's 2 bytes."""
+    return len(encode(structure(None, element))) - 2

@@ -1,0 +1,89 @@
+"""The CASE size study end to end: outputs written, metrics feed every REPORT.md row, parameters validated."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from pqlab import params
+from pqlab.case import sizes_study
+from pqlab.case.configurations import CaseConfig, case_message_sizes
+from pqlab.errors import ParamsError
+from pqlab.paths import ProjectPaths
+from pqlab.report import _lookup
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory, repo_root):
+    root = tmp_path_factory.mktemp("case")
+    (root / "params").mkdir()
+    for name in ("params.yaml", "paper_reference.yaml"):
+        (root / "params" / name).write_text((repo_root / "params" / name).read_text())
+    settings = params.load(root / "params" / "params.yaml", "smoke")
+    return root, sizes_study.run(settings, ProjectPaths(root))
+
+
+def test_study_writes_every_output(study):
+    root, result = study
+    for name in ("table1_case_sizes.csv", "table1_case_sizes.md", "table1_case_breakdown.csv",
+                 "resumption_sizes.csv", "fig1_case_sizes.pdf", "fig1_case_sizes.png"):
+        assert (root / "paper_figs" / "case" / name).stat().st_size > 0, name
+    assert len(result.table1) == 15
+    assert result.real_material["identical_sizes"].all() and len(result.real_material) == 2
+
+
+def test_every_case_reference_row_has_a_value_here(study, repo_root):
+    root, _ = study
+    metrics = json.loads((root / "data" / "derived" / "case_sizes_metrics.json").read_text())
+    reference = yaml.safe_load((repo_root / "params" / "paper_reference.yaml").read_text())
+    rows = [q for q in reference["quantities"] if q["paper"] == "case"]
+    assert len(rows) >= 66
+    for q in rows:
+        filename, _, key = q["metric"].partition(":")
+        assert filename == "case_sizes_metrics.json"
+        assert isinstance(_lookup(metrics, key), int), q["id"]
+
+
+def test_table_sizes_come_from_the_size_function(study):
+    _, result = study
+    for row in result.table1.to_dict("records"):
+        assert row["Total"] == row["Sigma1"] + row["Sigma2"] + row["Sigma3"] + row["StatusReport"]
+    b = result.table1.set_index("config").loc["B"]
+    assert bool(b["fits_limit"]) and b["frames_total"] == 20
+
+
+def test_unknown_configuration_is_a_params_error_naming_the_field():
+    with pytest.raises(ParamsError, match=r"case_sizes\.configurations"):
+        sizes_study.configurations(("B", "Z9"))
+
+
+def test_extreme_design_points_still_encode():
+    """A UOV ICAC (66.6 kB key) pushes TBEData2 past AES-CCM's 65,535-B limit for 13-byte nonces."""
+    sizes = case_message_sizes(CaseConfig(key_exchange="ML-KEM-768", noc="ML-DSA-44", icac="UOV-Is-pkc",
+                                          rcac="SLH-DSA-SHA2-128s"))
+    assert sizes["Sigma2"] > 66576 + 2420
+
+
+def test_bad_framing_parameter_names_the_field(repo_root):
+    raw = params.load_raw(repo_root / "params" / "params.yaml")
+    raw["case_sizes"]["framing"]["iphc_octets"] = 1
+    with pytest.raises(ParamsError, match=r"case_sizes\.framing\.iphc_octets"):
+        params.resolve(raw, "smoke")
+
+
+def test_cli_runs_the_study_and_reports_bad_parameters(tmp_path, repo_root, capsys):
+    from pqlab import cli
+
+    (tmp_path / "params").mkdir()
+    raw = params.load_raw(repo_root / "params" / "params.yaml")
+    raw["case_sizes"]["configurations"] = ["B", "C1"]
+    path = tmp_path / "params" / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    assert cli.main(["case-sizes", "--params", str(path), "--profile", "smoke"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    raw["case_sizes"]["configurations"] = ["Q1"]
+    path.write_text(yaml.safe_dump(raw))
+    assert cli.main(["case-sizes", "--params", str(path), "--profile", "smoke"]) == 2
+    assert "case_sizes.configurations" in capsys.readouterr().err
