@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pqlab.case.configurations import CaseConfig, table1_config
 from pqlab.case.device_compute import device_pq_ms, load_cycles, responder_operations
 from pqlab.errors import ParamsError
 
@@ -37,7 +38,7 @@ def test_uov_is_pkc_really_has_no_pqm4_number(shared_data):
 
 
 def test_drop_in_ml_dsa_chain_operations():
-    ops = responder_operations("ML-KEM-768", "ML-DSA-44", "ML-DSA-44", "ML-DSA-44", "sig", "")
+    ops = responder_operations(table1_config("D3"))
     assert [(o.algorithm, o.operation) for o in ops] == [
         ("ML-KEM-768", "encaps"), ("ML-DSA-44", "sign"),
         ("ML-DSA-44", "verify"), ("ML-DSA-44", "verify"), ("ML-DSA-44", "verify")]
@@ -45,8 +46,7 @@ def test_drop_in_ml_dsa_chain_operations():
 
 def test_milliseconds_are_cycles_over_the_clock():
     table = load_cycles(TABLE_PATH)
-    ops = responder_operations("ML-KEM-768", "ML-DSA-44", None, "ML-DSA-44", "kem-pdk", "R+I")
-    cost = device_pq_ms(ops, table)
+    cost = device_pq_ms(table1_config("C5"), table)
     a = table.algorithms
     expected = (a["ML-KEM-768"].encaps + a["ML-KEM-768"].decaps + a["ML-DSA-44"].verify) / 64e3
     assert cost.milliseconds == pytest.approx(expected)
@@ -55,16 +55,14 @@ def test_milliseconds_are_cycles_over_the_clock():
 
 def test_classical_operations_cost_nothing_and_unknown_ones_are_flagged():
     table = load_cycles(TABLE_PATH)
-    classical = device_pq_ms(responder_operations("P-256", "ECDSA-P256", "ECDSA-P256", "ECDSA-P256", "sig", ""),
-                             table)
-    assert classical.milliseconds == 0.0
-    uov_root = device_pq_ms(responder_operations("ML-KEM-768", "ML-DSA-44", None, "UOV-Is-pkc", "sig", ""), table)
+    assert device_pq_ms(table1_config("B"), table).milliseconds == 0.0
+    uov_root = device_pq_ms(table1_config("S3"), table)
     assert uov_root.unmeasured == ("UOV-Is-pkc verify",)
 
 
 def test_caching_the_initiator_chain_removes_its_verifications():
-    full = responder_operations("ML-KEM-768", "ML-DSA-44", "ML-DSA-44", "ML-DSA-44", "sig", "R")
-    cached = responder_operations("ML-KEM-768", "ML-DSA-44", "ML-DSA-44", "ML-DSA-44", "sig", "R+I")
+    full = responder_operations(table1_config("C2"))
+    cached = responder_operations(table1_config("C3"))
     assert len(full) - len(cached) == 2
     assert [o.purpose for o in cached if o.operation == "verify"] == ["Sigma3 signature"]
 
@@ -85,3 +83,13 @@ def test_composite_algorithms_cost_the_sum_of_their_parts():
     assert table.milliseconds("ML-DSA-44+Falcon-512", "verify") == pytest.approx(
         table.milliseconds("ML-DSA-44", "verify") + table.milliseconds("Falcon-512", "verify"))
     assert table.milliseconds("ECDSA-P256+UOV-Is-pkc", "verify") is None
+
+
+def test_hybrid_key_exchange_costs_only_its_kem_and_static_kem_is_configurable():
+    table = load_cycles(TABLE_PATH)
+    hybrid = CaseConfig(key_exchange="P-256+ML-KEM-512", noc="ML-DSA-44", icac=None, rcac="ML-DSA-44",
+                        auth="kem-pdk", cached="both", auth_kem="ML-KEM-768")
+    ops = [(o.algorithm, o.operation) for o in responder_operations(hybrid)]
+    assert ops == [("ML-KEM-512", "encaps"), ("ML-KEM-768", "decaps"), ("ML-DSA-44", "verify")]
+    assert device_pq_ms(hybrid, table).milliseconds == pytest.approx(
+        (390881 + 707827 + 1421623) / 64e3)

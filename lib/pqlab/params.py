@@ -58,6 +58,26 @@ class CaseSizesParams(_Strict):
     real_material: tuple[str, ...] = ()  # configurations rebuilt with real keys/signatures to confirm the sizes
 
 
+class DesignSpaceParams(_Strict):
+    """PQ-CASE §IV-B, §VIII: the design space (Fig. 6), device computation, the fit and Pareto results."""
+
+    key_exchanges: tuple[str, ...] = Field(default=("ML-KEM-512", "ML-KEM-768", "P-256+ML-KEM-768"), min_length=1)
+    noc: tuple[str, ...] = Field(
+        default=("ML-DSA-44", "Falcon-512", "SLH-DSA-SHA2-128s", "MAYO-2", "SNOVA-24-5-4"), min_length=1)
+    icac: tuple[str | None, ...] = Field(
+        default=(None, "ML-DSA-44", "Falcon-512", "SLH-DSA-SHA2-128s", "MAYO-2", "SNOVA-24-5-4"), min_length=1)
+    rcac: tuple[str, ...] = Field(
+        default=("ECDSA-P256", "ML-DSA-44", "Falcon-512", "SLH-DSA-SHA2-128s", "MAYO-2", "SNOVA-24-5-4",
+                 "UOV-Is-pkc"), min_length=1)
+    modes: tuple[str, ...] = Field(
+        default=("sig/none", "sig/responder", "sig/both", "kem/none", "kem-pdk/none", "kem-pdk/both"), min_length=1)
+    static_kem: str = "ML-KEM-768"
+    limit_octets: int = Field(default=1178, ge=1, le=65535)
+    cycles_file: str = "pqm4_cycles.yaml"  # in params/
+    configurations: tuple[str, ...] = Field(
+        default=("B", "D1", "D2", "D3", "D4", "S1", "S2", "S3", "S4", "S5", "C1", "C2", "C3", "C4", "C5"), min_length=1)
+
+
 class StudyParams(_Strict):
     """The parameters one run sees: the profile's values merged over the common ones."""
 
@@ -65,9 +85,10 @@ class StudyParams(_Strict):
     seed: int = Field(ge=0, lt=2**63)
     costs: CostsParams
     case_sizes: CaseSizesParams = CaseSizesParams()
+    design_space: DesignSpaceParams = DesignSpaceParams()
 
 
-_PROFILE_KEYS = {"costs", "case_sizes"}
+_PROFILE_KEYS = {"costs", "case_sizes", "design_space"}
 
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

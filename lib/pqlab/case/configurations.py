@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from pqlab.case import algorithms, messages
@@ -133,14 +134,28 @@ def _destination_id(material: Material, random: bytes, chain: Chain) -> bytes:
     return hmac.new(ipk, message, hashlib.sha256).digest()
 
 
+@lru_cache(maxsize=8192)
+def _sized_chain(noc: str, icac: str | None, rcac: str, seed: int, role: str, node_id: int) -> Chain:
+    return build_chain(noc, icac, rcac, SizedMaterial(seed), f"{role}:{noc}/{icac}/{rcac}", node_id=node_id)
+
+
+def _chain(noc: str, icac: str | None, rcac: str, material: Material, role: str, node_id: int) -> Chain:
+    """A party's chain; sized (deterministic) chains are built once per algorithm triple and reused.
+
+    A design-space sweep meets each chain hundreds of times; chains are immutable, so sharing is safe.
+    """
+    if type(material) is SizedMaterial:
+        return _sized_chain(noc, icac, rcac, material.seed, role, node_id)
+    return build_chain(noc, icac, rcac, material, f"{role}:{noc}/{icac}/{rcac}", node_id=node_id)
+
+
 def handshake(config: CaseConfig, material: Material | None = None) -> Handshake:
     """Build every message of a full handshake for ``config``."""
     material = material or SizedMaterial()
     label = config.name or "case"
     responder_noc = config.noc if config.auth == "sig" else config.responder_kem
-    responder = build_chain(responder_noc, config.icac, config.rcac, material, f"{label}/responder")
-    initiator = build_chain(config.noc, config.icac, config.rcac, material, f"{label}/initiator",
-                            node_id=0xDEDEDEDE00010002)
+    responder = _chain(responder_noc, config.icac, config.rcac, material, "responder", 0xDEDEDEDE00010001)
+    initiator = _chain(config.noc, config.icac, config.rcac, material, "initiator", 0xDEDEDEDE00010002)
     params = config.session_parameters
     share, reply = _kex(config, material, label)
     s2_key = material.random(messages.AEAD_KEY_OCTETS, "s2k")

@@ -9,11 +9,10 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pqlab.case.configurations import CaseConfig
 from pqlab.errors import ParamsError
 
 CLASSICAL = frozenset({"P-256", "ECDSA-P256", "ECDH-P256"})
-Auth = Literal["sig", "kem", "kem-pdk"]
-Cached = Literal["", "R", "R+I"]
 
 
 class _Cycles(BaseModel):
@@ -72,14 +71,7 @@ class Operation:
     purpose: str
 
 
-def _kem_part(key_exchange: str) -> str | None:
-    parts = [p for p in key_exchange.split("+") if p not in CLASSICAL]
-    return parts[0] if parts else None
-
-
-def responder_operations(
-    key_exchange: str, noc: str, icac: str | None, rcac: str, auth: Auth, cached: Cached
-) -> list[Operation]:
+def responder_operations(config: CaseConfig) -> list[Operation]:
     """Every public-key operation the responder (the Thread device) performs, classical ones included.
 
     Before Sigma2: encapsulate to the initiator's ephemeral KEM share; sign with the NOC key
@@ -89,22 +81,23 @@ def responder_operations(
     verify the initiator's Sigma3 signature. Both parties' chains use the same algorithms.
     """
     operations: list[Operation] = []
-    kem = _kem_part(key_exchange)
-    if kem:
-        operations.append(Operation("before Sigma2", kem, "encaps", "ephemeral key exchange"))
-    static_kem = kem or "ML-KEM-768"
-    if auth == "sig":
-        operations.append(Operation("before Sigma2", noc, "sign", "Sigma2 signature"))
-    elif auth == "kem-pdk":
-        operations.append(Operation("before Sigma2", static_kem, "decaps", "Sigma1 encapsulation to the NOC key"))
+    for part in config.key_exchange.split("+"):
+        if part not in CLASSICAL:
+            operations.append(Operation("before Sigma2", part, "encaps", "ephemeral key exchange"))
+    if config.auth == "sig":
+        operations.append(Operation("before Sigma2", config.noc, "sign", "Sigma2 signature"))
+    elif config.auth == "kem-pdk":
+        operations.append(Operation("before Sigma2", config.responder_kem, "decaps",
+                                    "Sigma1 encapsulation to the NOC key"))
     else:
-        operations.append(Operation("after Sigma3", static_kem, "decaps", "Sigma3 encapsulation to the NOC key"))
-    if cached != "R+I":
-        issuer = icac if icac else rcac
+        operations.append(Operation("after Sigma3", config.responder_kem, "decaps",
+                                    "Sigma3 encapsulation to the NOC key"))
+    if config.cached != "both":
+        issuer = config.icac or config.rcac
         operations.append(Operation("after Sigma3", issuer, "verify", "initiator NOC"))
-        if icac:
-            operations.append(Operation("after Sigma3", rcac, "verify", "initiator ICAC"))
-    operations.append(Operation("after Sigma3", noc, "verify", "Sigma3 signature"))
+        if config.icac:
+            operations.append(Operation("after Sigma3", config.rcac, "verify", "initiator ICAC"))
+    operations.append(Operation("after Sigma3", config.noc, "verify", "Sigma3 signature"))
     return operations
 
 
@@ -116,10 +109,10 @@ class DeviceCost:
     unmeasured: tuple[str, ...]
 
 
-def device_pq_ms(operations: list[Operation], table: CycleTable) -> DeviceCost:
-    """Sum the post-quantum operations' time at the table's clock; classical ECC is excluded."""
+def device_pq_ms(config: CaseConfig, table: CycleTable) -> DeviceCost:
+    """Sum the responder's post-quantum operations' time at the table's clock; classical ECC is excluded."""
     total, unmeasured = 0.0, []
-    for op in operations:
+    for op in responder_operations(config):
         ms = table.milliseconds(op.algorithm, op.operation)
         if ms is None:
             unmeasured.append(f"{op.algorithm} {op.operation}")

@@ -46,6 +46,7 @@ class SizedMaterial:
     real = False
 
     def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
         self._seed = seed.to_bytes(8, "little", signed=False)
 
     def _bytes(self, length: int, *parts: bytes) -> bytes:
