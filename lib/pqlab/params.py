@@ -70,6 +70,9 @@ class ThreadSwitches(_Strict):
     ip6_udp_header_in_fragments: bool = False    # ⌈(s+8)/1232⌉ IPv6 fragments, 8-byte fragment header
     ip6_reassembly_cap: bool = False      # IPv6 reassembly refuses datagrams above 2000 bytes
     immediate_duplicate_ack: bool = False  # a duplicate message is acknowledged at once (standalone ACK)
+    # §IV-C: "the arrival time of a piggybacked acknowledgement is estimated as the loss-free delivery time
+    # of the first unit of the reply"; on: the acknowledgement arrives with the simulated first unit instead.
+    piggyback_ack_on_arrival: bool = False
 
     @classmethod
     def source_accurate(cls) -> ThreadSwitches:

@@ -19,14 +19,14 @@ enum { CONTROLLER = 0, DEVICE = 1 };
 enum { DATA = 0, ACK = 1, BITMAP = 2 };
 enum { WHOLE = 0, SEGMENT = 1, REQUEST = 2 };
 enum { SINGLE = 0, IPV6 = 1, PULL = 2, BLOCK = 3 };
-enum { EV_DELIVER = 0, EV_MRP = 1, EV_STANDALONE = 2, EV_HANDOFF = 3 };
+enum { EV_DELIVER = 0, EV_MRP = 1, EV_STANDALONE = 2, EV_HANDOFF = 3, EV_PIGGYBACK = 4 };
 /* model.INT_FIELDS / model.FLOAT_FIELDS order */
 enum {
     MI_byte_us, MI_phy_bytes, MI_ack_psdu, MI_poll_psdu, MI_turnaround_us, MI_cca_us, MI_unit_us, MI_ack_wait_us,
     MI_min_be, MI_max_retries, MI_retx_delay, MI_retx_max_exp, MI_indirect_attempts, MI_poll_us, MI_gap_us,
     MI_reasm_us, MI_tick_us, MI_reasm_from_last, MI_dup_ack, MI_dev_interval_us, MI_ctrl_interval_us, MI_boost_us,
     MI_exp_cap, MI_mrp_tx, MI_standalone_us, MI_ctrl_compute_us, MI_dev_compute2_us, MI_dev_compute3_us,
-    MI_max_time_us, MI_hops, MI_sleepy, MI_COUNT
+    MI_max_time_us, MI_hops, MI_sleepy, MI_ack_on_arrival, MI_COUNT
 };
 enum { MF_margin, MF_base, MF_jitter, MF_p_good, MF_p_bad, MF_fraction_bad, MF_burst_us, MF_good_us, MF_COUNT };
 
@@ -357,6 +357,29 @@ static int64_t backoff(Sim *s, Message *msg) {
     return (int64_t)floor((double)interval * f[MF_margin] * pow(f[MF_base], (double)e) * (1.0 + f[MF_jitter] * u)) + boost;
 }
 
+static int64_t loss_free_arrival(Sim *s, int64_t t, const int *units, int n, int direction) {
+    const int64_t *m = s->m;
+    int64_t backoff = (((int64_t)1 << m[MI_min_be]) - 1) * m[MI_unit_us] / 2;
+    int64_t per_frame = backoff + m[MI_cca_us] + 2 * m[MI_turnaround_us] + airtime(s, m[MI_ack_psdu]);
+    int64_t poll = per_frame + airtime(s, m[MI_poll_psdu]);
+    for (int i = 0; i < n; i++) {
+        int u = units[i], nf = s->p->unit_len[u];
+        const int *psdus = s->p->psdu + s->p->unit_off[u];
+        for (int64_t hop = 0; hop < m[MI_hops]; hop++) {
+            int indirect = m[MI_sleepy] && direction == DOWN && hop == m[MI_hops] - 1;
+            for (int k = 0; k < nf; k++) {
+                if (indirect) {
+                    if (k == 0) t = next_poll(s, t);
+                    t += poll;
+                }
+                t += per_frame + airtime(s, psdus[k]);
+                if (m[MI_gap_us] && hop < m[MI_hops] - 1 && k < nf - 1) t += m[MI_gap_us];
+            }
+        }
+    }
+    return t;
+}
+
 static void send_reliable(Sim *s, int mi, int64_t t, const int *units, const int *tags, int n, int count) {
     Message *msg = &s->msgs[mi];
     if (count) msg->tx++;
@@ -364,6 +387,10 @@ static void send_reliable(Sim *s, int mi, int64_t t, const int *units, const int
     int fid = new_flow(s, DATA, mi, msg->direction, units, tags, n, t);
     if (s->oom) return;
     s->flows[fid].piggy = node->last_rx;
+    if (!s->m[MI_ack_on_arrival] && node->last_rx >= 0) {
+        int nfirst = s->msgs[mi].mode == IPV6 ? n : 1;
+        push(s, loss_free_arrival(s, t, units, nfirst, s->msgs[mi].direction), EV_PIGGYBACK, node->last_rx, 0);
+    }
     node->ack_gen++;
     msg = &s->msgs[mi];
     msg->timer_gen++;
@@ -449,7 +476,7 @@ static void deliver(Sim *s, int fid, int pos, int64_t t) {
         return;
     }
     int whole = fl->delivered == fl->n;
-    if (fl->piggy >= 0 && !fl->piggy_done && (msg->mode != IPV6 || whole)) {
+    if (s->m[MI_ack_on_arrival] && fl->piggy >= 0 && !fl->piggy_done && (msg->mode != IPV6 || whole)) {
         fl->piggy_done = 1;
         acknowledge(s, fl->piggy);
     }
@@ -507,8 +534,10 @@ static void handle(Sim *s, Event ev) {
             int au = s->p->ack_unit, zero = 0;
             new_flow(s, ACK, node->last_rx, direction, &au, &zero, 1, t);
         }
-    } else {
+    } else if (ev.kind == EV_HANDOFF) {
         start_message(s, ev.a, t);
+    } else {
+        acknowledge(s, ev.a);
     }
 }
 

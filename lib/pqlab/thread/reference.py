@@ -12,9 +12,10 @@ Loss: one time-based Gilbert-Elliott process shared by all links; a frame (or AC
 probability of the state at its start. Sleepy device: the last link to it is indirect — the device polls
 on a fixed grid (random phase), or at once after a frame with frame-pending; a poll exchange is followed
 by one data frame without MAC retries; ``indirect_attempts`` failed data frames lose the datagram.
-MRP per Eq. 1; acknowledgements ride on the next message the receiver hands to the transport
-(arriving with its first delivered unit, or with the whole message for IPv6 fragmentation) or go out
-standalone after 200 ms.
+MRP per Eq. 1; acknowledgements ride on the next message the receiver hands to the transport or go out
+standalone after 200 ms. As in the paper, a piggybacked acknowledgement arrives after the loss-free
+delivery time of the reply's first unit (the whole message for IPv6 fragmentation), computed with the
+mean CSMA backoff and no queueing; with ``piggyback_ack_on_arrival`` it arrives with that unit itself.
 
 The random draws happen in a fixed order that the C core (_core.c) follows exactly.
 """
@@ -31,7 +32,7 @@ DOWN, UP = 0, 1                      # controller -> device, device -> controlle
 CONTROLLER, DEVICE = 0, 1
 DATA, ACK, BITMAP = 0, 1, 2          # flow kinds
 WHOLE, SEGMENT, REQUEST = 0, 1, 2    # message kinds
-EV_DELIVER, EV_MRP, EV_STANDALONE, EV_HANDOFF = 0, 1, 2, 3
+EV_DELIVER, EV_MRP, EV_STANDALONE, EV_HANDOFF, EV_PIGGYBACK = 0, 1, 2, 3, 4
 NEVER = 1 << 62
 
 
@@ -347,10 +348,33 @@ class Handshake:
         node = self.nodes[CONTROLLER if msg.direction == DOWN else DEVICE]
         fl = self.new_flow(DATA, mi, msg.direction, units, tags, t)
         fl.piggy = node.last_rx
+        if not self.m["ack_on_arrival"] and fl.piggy >= 0:
+            first = units if msg.mode == IPV6 else units[:1]
+            self.push(self.loss_free_arrival(t, first, msg.direction), EV_PIGGYBACK, fl.piggy, 0)
         node.ack_gen += 1                   # a pending standalone ACK is now piggybacked
         msg.timer_gen += 1
         if msg.mode != BLOCK:
             self.arm_timer(mi, t)
+
+    def loss_free_arrival(self, t: int, units: list[int], direction: int) -> int:
+        """When ``units`` would arrive without loss or queueing, with the mean CSMA backoff."""
+        m = self.m
+        backoff = ((1 << m["min_be"]) - 1) * m["unit_us"] // 2
+        per_frame = backoff + m["cca_us"] + 2 * m["turnaround_us"] + self.airtime(m["ack_psdu"])
+        poll = per_frame + self.airtime(m["poll_psdu"])
+        for u in units:
+            psdus = self.plan.units[u]
+            for hop in range(m["hops"]):
+                indirect = m["sleepy"] and direction == DOWN and hop == m["hops"] - 1
+                for k, psdu in enumerate(psdus):
+                    if indirect:
+                        if k == 0:
+                            t = self.next_poll(t)
+                        t += poll
+                    t += per_frame + self.airtime(psdu)
+                    if m["gap_us"] and hop < m["hops"] - 1 and k < len(psdus) - 1:
+                        t += m["gap_us"]
+        return t
 
     def arm_timer(self, mi: int, t: int) -> None:
         msg = self.msgs[mi]
@@ -425,7 +449,7 @@ class Handshake:
                 self.resend(fl.msg, t, count=False)
             return
         whole = fl.delivered == len(fl.units)
-        if fl.piggy >= 0 and not fl.piggy_done and (msg.mode != IPV6 or whole):
+        if self.m["ack_on_arrival"] and fl.piggy >= 0 and not fl.piggy_done and (msg.mode != IPV6 or whole):
             fl.piggy_done = True
             self.acknowledge(fl.piggy)
         if msg.mode == BLOCK:
@@ -475,6 +499,8 @@ class Handshake:
                 self.new_flow(ACK, node.last_rx, direction, [self.plan.ack_unit], [0], t)
         elif kind == EV_HANDOFF:
             self.start_message(a, t)
+        elif kind == EV_PIGGYBACK:
+            self.acknowledge(a)
 
     def _result(self, ok: bool, t: int, failed: int) -> Result:
         return Result(ok, t, failed, self.retrans, self.spurious, self.frames, self.dev_tx, self.dev_rx)
