@@ -603,6 +603,11 @@ static int seq_to_ints(PyObject *obj, int *out, Py_ssize_t n, const char *name) 
     for (Py_ssize_t i = 0; i < n; i++) {
         long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
         if (v == -1 && PyErr_Occurred()) { Py_DECREF(fast); return -1; }
+        if (v < -2147483647L || v > 2147483647L) {
+            PyErr_Format(PyExc_ValueError, "%s[%zd] out of range", name, i);
+            Py_DECREF(fast);
+            return -1;
+        }
         out[i] = (int)v;
     }
     Py_DECREF(fast);
@@ -651,8 +656,23 @@ static PyObject *run_batch(PyObject *self, PyObject *args) {
     }
     for (int i = 0; i < 4; i++) {
         if (p.n_msg_units[i] < 1 || p.n_msg_units[i] > MAXU) { PyErr_SetString(PyExc_ValueError, "n_units out of range"); goto done; }
+        if (p.first_unit[i] < 0 || p.first_unit[i] + p.n_msg_units[i] > nu || p.bitmap_unit[i] < 0 ||
+            p.bitmap_unit[i] >= nu || p.request_unit[i] < 0 || p.request_unit[i] >= nu || p.mode[i] < SINGLE ||
+            p.mode[i] > BLOCK) {
+            PyErr_SetString(PyExc_ValueError, "message unit references out of range");
+            goto done;
+        }
     }
-    if (p.m[MI_hops] < 1 || p.m[MI_poll_us] < 1 || p.m[MI_tick_us] < 1 || p.m[MI_min_be] < 0 || p.m[MI_min_be] > 30) {
+    if (ack_unit < 0 || ack_unit >= nu) { PyErr_SetString(PyExc_ValueError, "ack_unit out of range"); goto done; }
+    for (Py_ssize_t i = 0; i < nu; i++) {
+        if (p.unit_len[i] < 1) { PyErr_SetString(PyExc_ValueError, "unit_len: every unit needs a frame"); goto done; }
+    }
+    for (Py_ssize_t i = 0; i < np; i++) {
+        if (p.psdu[i] < 1 || p.psdu[i] > 65535) { PyErr_SetString(PyExc_ValueError, "psdu out of range"); goto done; }
+    }
+    if (p.m[MI_hops] < 1 || p.m[MI_poll_us] < 1 || p.m[MI_tick_us] < 1 || p.m[MI_min_be] < 0 || p.m[MI_min_be] > 30 ||
+        p.m[MI_retx_max_exp] < 0 || p.m[MI_retx_max_exp] > 30 || p.m[MI_max_retries] < 0 || p.m[MI_indirect_attempts] < 1 ||
+        p.m[MI_exp_cap] < 0 || p.m[MI_mrp_tx] < 1 || p.m[MI_max_time_us] < 0) {
         PyErr_SetString(PyExc_ValueError, "model values out of range");
         goto done;
     }
