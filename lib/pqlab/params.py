@@ -135,6 +135,8 @@ class ThreadParams(_Strict):
     scenarios: dict[str, LossScenario] = Field(default_factory=_default_scenarios, min_length=1)
     switches: ThreadSwitches = Field(default_factory=ThreadSwitches)
     # grid and statistics
+    figure_configs: dict[str, str] = Field(default_factory=lambda: {
+        "classical": "B", "drop_in": "D3", "smallest": "C5", "key_exchange": "C1"})  # configuration names (§V-VI)
     runs: int = Field(default=300, ge=1, le=1_000_000)
     hops: tuple[int, ...] = Field(default=(1, 2, 3, 4), min_length=1)
     bootstrap_resamples: int = Field(default=10_000, ge=100, le=1_000_000)
