@@ -73,7 +73,7 @@ static int64_t exponential_us(Rng *r, double mean) {
 typedef struct {
     int hs, kind, seg, direction, mode, n;
     int units[MAXU];
-    int tx, acked, delivered, timer_gen;
+    int tx, acked, delivered, timer_gen, first_copy;
     uint64_t received, confirmed;
 } Message;
 
@@ -81,7 +81,7 @@ typedef struct {
     int fid, kind, msg, direction, n;
     int units[MAXU], tags[MAXU];
     int64_t ready, queued;
-    int piggy;
+    int piggy, copy;
     uint64_t bitmap;
     int pos, hop, frame;
     int64_t hop_first, last_arrival;
@@ -387,6 +387,7 @@ static void send_reliable(Sim *s, int mi, int64_t t, const int *units, const int
     int fid = new_flow(s, DATA, mi, msg->direction, units, tags, n, t);
     if (s->oom) return;
     s->flows[fid].piggy = node->last_rx;
+    s->flows[fid].copy = s->msgs[mi].tx - 1;
     if (!s->m[MI_ack_on_arrival] && node->last_rx >= 0) {
         int nfirst = s->msgs[mi].mode == IPV6 ? n : 1;
         push(s, loss_free_arrival(s, t, units, nfirst, s->msgs[mi].direction), EV_PIGGYBACK, node->last_rx, 0);
@@ -403,6 +404,7 @@ static void new_message(Sim *s, int hs, int kind, int seg, int direction, int64_
     if (s->oom) return;
     Message *msg = &s->msgs[s->n_msgs];
     memset(msg, 0, sizeof(Message));
+    msg->first_copy = -1;
     msg->hs = hs; msg->kind = kind; msg->seg = seg; msg->direction = direction;
     if (kind == WHOLE) {
         msg->mode = p->mode[hs];
@@ -439,6 +441,9 @@ static void acknowledge(Sim *s, int mi) {
 
 static void set_result(Sim *s, int ok, int64_t t, int failed) {
     s->have_result = 1;
+    s->spurious = 0;
+    for (int i = 0; i < s->n_msgs; i++)
+        if (s->msgs[i].first_copy >= 0) s->spurious += s->msgs[i].tx - 1 - s->msgs[i].first_copy;
     int64_t r[8] = {ok, t, failed, s->retrans, s->spurious, s->frames, s->dev_tx, s->dev_rx};
     memcpy(s->res, r, sizeof r);
 }
@@ -499,6 +504,7 @@ static void deliver(Sim *s, int fid, int pos, int64_t t) {
         complete = 1;
     }
     if (!complete) return;
+    if (msg->first_copy < 0 || fl->copy < msg->first_copy) msg->first_copy = fl->copy;
     int rnode = msg->direction == DOWN ? DEVICE : CONTROLLER;
     if (msg->delivered) {
         if (s->m[MI_dup_ack] && msg->mode != BLOCK) {
@@ -525,7 +531,6 @@ static void handle(Sim *s, Event ev) {
         if (msg->acked || ev.b != msg->timer_gen) return;
         if (msg->tx >= s->m[MI_mrp_tx]) { set_result(s, 0, t, msg->hs); return; }
         s->retrans++;
-        if (msg->delivered) s->spurious++;
         resend(s, ev.a, t, 1);
     } else if (ev.kind == EV_STANDALONE) {
         Node *node = &s->nodes[ev.a];

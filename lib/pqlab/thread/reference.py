@@ -42,7 +42,7 @@ class Result:
     time_us: int                # completion (status report at the controller) or time of failure
     failed_message: int         # -1, or 0..3 (Sigma1, Sigma2, Sigma3, status report)
     retransmissions: int        # MRP retransmissions (timer expiry or block-transfer resend)
-    spurious: int               # MRP retransmissions of a message the receiver already held
+    spurious: int               # MRP retransmissions sent after a copy of the message that did arrive complete
     frames: int                 # 802.15.4 data frames and data polls transmitted (with MAC retries)
     device_tx_us: int
     device_rx_us: int
@@ -64,6 +64,7 @@ class Message:
     acked: bool = False
     delivered: bool = False
     timer_gen: int = 0
+    first_copy: int = -1         # earliest transmission (0 = original) that arrived complete
     received: int = 0            # block transfer: receiver's bitmap
     confirmed: int = 0           # block transfer: what the sender knows arrived
 
@@ -79,6 +80,7 @@ class Flow:
     ready: int
     queued: int                  # when the current datagram joined the sending node's queue (FIFO order)
     piggy: int = -1
+    copy: int = 0                # which transmission of its message this flow carries
     bitmap: int = 0
     pos: int = 0
     hop: int = 0
@@ -121,7 +123,7 @@ class Handshake:
         self.seq = 0
         self.nodes = [Node(), Node()]
         self.chan_free = 0
-        self.retrans = self.spurious = self.frames = self.dev_tx = self.dev_rx = 0
+        self.retrans = self.frames = self.dev_tx = self.dev_rx = 0
         self.result: Result | None = None
         # channel: Gilbert-Elliott state
         self.bad = False
@@ -348,6 +350,7 @@ class Handshake:
         node = self.nodes[CONTROLLER if msg.direction == DOWN else DEVICE]
         fl = self.new_flow(DATA, mi, msg.direction, units, tags, t)
         fl.piggy = node.last_rx
+        fl.copy = msg.tx - 1
         if not self.m["ack_on_arrival"] and fl.piggy >= 0:
             first = units if msg.mode == IPV6 else units[:1]
             self.push(self.loss_free_arrival(t, first, msg.direction), EV_PIGGYBACK, fl.piggy, 0)
@@ -464,6 +467,8 @@ class Handshake:
             complete = True
         if not complete:
             return
+        if msg.first_copy < 0 or fl.copy < msg.first_copy:
+            msg.first_copy = fl.copy
         receiver = self.nodes[DEVICE if msg.direction == DOWN else CONTROLLER]
         if msg.delivered:
             if self.m["dup_ack"] and msg.mode != BLOCK:
@@ -489,8 +494,6 @@ class Handshake:
                 self.result = self._result(False, t, msg.hs)
                 return
             self.retrans += 1
-            if msg.delivered:
-                self.spurious += 1
             self.resend(a, t, count=True)
         elif kind == EV_STANDALONE:
             node = self.nodes[a]
@@ -503,7 +506,9 @@ class Handshake:
             self.acknowledge(a)
 
     def _result(self, ok: bool, t: int, failed: int) -> Result:
-        return Result(ok, t, failed, self.retrans, self.spurious, self.frames, self.dev_tx, self.dev_rx)
+        # a retransmission is spurious when an earlier transmission of the same message arrived complete
+        spurious = sum(m.tx - 1 - m.first_copy for m in self.msgs if m.first_copy >= 0)
+        return Result(ok, t, failed, self.retrans, spurious, self.frames, self.dev_tx, self.dev_rx)
 
     def run(self) -> Result:
         self.start_message(0, 0)
