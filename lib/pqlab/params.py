@@ -99,6 +99,7 @@ class ThreadParams(_Strict):
     retx_delay_max_exponent: int = Field(default=5, ge=0, le=16)
     indirect_attempts: int = Field(default=4, ge=1, le=255)         # Table II: 4 per frame for SEDs
     poll_interval_ms: int = Field(default=200, ge=1, le=3_600_000)  # Table II: SED poll interval (assumed)
+    data_poll_timeout_ms: int = Field(default=100, ge=1, le=3_600_000)  # OT: wait for data after an FP=1 ACK
     collision_avoidance_ms: int = Field(default=8, ge=0, le=10_000)
     # 6LoWPAN / IPv6
     iphc_bytes: int = Field(default=9, ge=2, le=64)  # IPHC + UDP NHC; 9 = both IIDs derivable (facts §3.3)

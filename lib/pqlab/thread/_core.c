@@ -26,7 +26,7 @@ enum {
     MI_min_be, MI_max_retries, MI_retx_delay, MI_retx_max_exp, MI_indirect_attempts, MI_poll_us, MI_gap_us,
     MI_reasm_us, MI_tick_us, MI_reasm_from_last, MI_dup_ack, MI_dev_interval_us, MI_ctrl_interval_us, MI_boost_us,
     MI_exp_cap, MI_mrp_tx, MI_standalone_us, MI_ctrl_compute_us, MI_dev_compute2_us, MI_dev_compute3_us,
-    MI_max_time_us, MI_hops, MI_sleepy, MI_ack_on_arrival, MI_COUNT
+    MI_max_time_us, MI_hops, MI_sleepy, MI_ack_on_arrival, MI_poll_timeout_us, MI_COUNT
 };
 enum { MF_margin, MF_base, MF_jitter, MF_p_good, MF_p_bad, MF_fraction_bad, MF_burst_us, MF_good_us, MF_COUNT };
 
@@ -168,36 +168,29 @@ static int64_t direct_frame(Sim *s, int64_t t, int64_t psdu, int dev_sends, int 
     return t;
 }
 
-static int64_t indirect_frame(Sim *s, int64_t t, int64_t psdu, int *status) {
+static int64_t indirect_frame(Sim *s, int64_t t, int64_t psdu, int *status, int64_t *retry) {
     const int64_t *m = s->m;
-    int64_t poll_air = airtime(s, m[MI_poll_psdu]), air = airtime(s, psdu), ack_air = airtime(s, m[MI_ack_psdu]);
-    t += csma(s);
-    int poll_lost = lost(s, t);
-    s->frames++;
-    s->dev_tx += poll_air;
-    t += poll_air;
-    if (poll_lost) {
-        s->dev_rx += m[MI_ack_wait_us];
-        *status = 1;
-        return t + m[MI_ack_wait_us];
-    }
-    t += m[MI_turnaround_us];
-    int ack_lost = lost(s, t);
-    s->dev_rx += ack_air;
-    t += ack_air;
-    if (ack_lost) { *status = 1; return t; }
+    int64_t air = airtime(s, psdu), ack_air = airtime(s, m[MI_ack_psdu]);
+    int polled;
+    t = direct_frame(s, t, m[MI_poll_psdu], 1, 0, &polled);
+    if (!polled) { *status = 1; *retry = t; return t; }
     t += csma(s);
     int data_lost = lost(s, t);
     s->frames++;
-    s->dev_rx += air;
     int64_t end = t + air;
-    if (data_lost) { *status = 2; return end + m[MI_ack_wait_us]; }
-    int64_t ack_start = end + m[MI_turnaround_us];
-    ack_lost = lost(s, ack_start);
-    s->dev_tx += ack_air;
-    if (ack_lost) { *status = 2; return end + m[MI_ack_wait_us]; }
-    *status = 0;
-    return ack_start + ack_air;
+    int64_t again = end + m[MI_ack_wait_us] > t + m[MI_poll_timeout_us] ? end + m[MI_ack_wait_us] : t + m[MI_poll_timeout_us];
+    if (!data_lost) {
+        int64_t ack_start = end + m[MI_turnaround_us];
+        int ack_lost = lost(s, ack_start);
+        s->dev_rx += air;
+        s->dev_tx += ack_air;
+        if (!ack_lost) { *status = 0; *retry = ack_start + ack_air; return ack_start + ack_air; }
+        *status = 2; *retry = again;
+        return end + m[MI_ack_wait_us];
+    }
+    s->dev_rx += m[MI_poll_timeout_us];
+    *status = 2; *retry = again;
+    return end + m[MI_ack_wait_us];
 }
 
 static int64_t next_poll(Sim *s, int64_t t) {
@@ -276,7 +269,8 @@ static void transmit(Sim *s, int fid) {
     int ok;
     if (is_indirect(s, fl)) {
         int status;
-        end = indirect_frame(s, start, psdu, &status);
+        int64_t retry;
+        end = indirect_frame(s, start, psdu, &status, &retry);
         s->chan_free = end;
         if (status == 1) {
             fl->chain = 0; fl->ready = end + 1; arm(s, fl);
@@ -284,11 +278,12 @@ static void transmit(Sim *s, int fid) {
         }
         if (status == 2) {
             fl->attempts++;
-            fl->chain = 0;
             if (fl->attempts < m[MI_indirect_attempts]) {
-                fl->ready = end + 1; arm(s, fl);
+                fl->chain = 1;
+                fl->ready = retry;
                 return;
             }
+            fl->chain = 0;
             ok = 0;
         } else {
             ok = 1;

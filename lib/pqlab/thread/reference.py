@@ -10,8 +10,9 @@ Frame exchange (direct): retx delay (retries only) + CSMA backoff U{0..2^minBE-1
 airtime (6 + PSDU) x 32 us; the ACK follows a turnaround, or the sender gives up after the ACK wait.
 Loss: one time-based Gilbert-Elliott process shared by all links; a frame (or ACK) is lost with the loss
 probability of the state at its start. Sleepy device: the last link to it is indirect — the device polls
-on a fixed grid (random phase), or at once after a frame with frame-pending; a poll exchange is followed
-by one data frame without MAC retries; ``indirect_attempts`` failed data frames lose the datagram.
+on a fixed grid (random phase), at once after a frame with frame-pending, and again after its data-poll
+timeout when an announced frame did not arrive; the poll is a direct frame (MAC retries), the data frame
+has none; ``indirect_attempts`` failed data frames lose the datagram.
 MRP per Eq. 1; acknowledgements ride on the next message the receiver hands to the transport or go out
 standalone after 200 ms. As in the paper, a piggybacked acknowledgement arrives after the loss-free
 delivery time of the reply's first unit (the whole message for IPv6 fragmentation), computed with the
@@ -177,37 +178,31 @@ class Handshake:
             t = end + m["ack_wait_us"]
         return t, False
 
-    def indirect_frame(self, t: int, psdu: int) -> tuple[int, int]:
-        """Poll + one data frame to the sleepy device. Returns (end, 0 ok / 1 poll failed / 2 data failed)."""
+    def indirect_frame(self, t: int, psdu: int) -> tuple[int, int, int]:
+        """Data poll (a direct frame from the device) + one data frame from the parent, no MAC retries.
+
+        Returns (channel free, status, retry): status 0 ok, 1 poll failed (wait for the poll grid),
+        2 data frame failed (the device polls again ``poll_timeout`` after its poll was acknowledged).
+        """
         m = self.m
-        poll_air, air, ack_air = self.airtime(m["poll_psdu"]), self.airtime(psdu), self.airtime(m["ack_psdu"])
-        t += self.csma()
-        poll_lost = self.lost(t)
-        self.frames += 1
-        self.dev_tx += poll_air
-        t += poll_air
-        if poll_lost:
-            self.dev_rx += m["ack_wait_us"]
-            return t + m["ack_wait_us"], 1
-        t += m["turnaround_us"]
-        ack_lost = self.lost(t)
-        self.dev_rx += ack_air
-        t += ack_air
-        if ack_lost:
-            return t, 1
+        air, ack_air = self.airtime(psdu), self.airtime(m["ack_psdu"])
+        t, polled = self.direct_frame(t, m["poll_psdu"], True, False)
+        if not polled:
+            return t, 1, t
         t += self.csma()
         data_lost = self.lost(t)
         self.frames += 1
-        self.dev_rx += air
         end = t + air
-        if data_lost:
-            return end + m["ack_wait_us"], 2
-        ack_start = end + m["turnaround_us"]
-        ack_lost = self.lost(ack_start)
-        self.dev_tx += ack_air
-        if ack_lost:
-            return end + m["ack_wait_us"], 2
-        return ack_start + ack_air, 0
+        if not data_lost:
+            ack_start = end + m["turnaround_us"]
+            ack_lost = self.lost(ack_start)
+            self.dev_rx += air
+            self.dev_tx += ack_air
+            if not ack_lost:
+                return ack_start + ack_air, 0, ack_start + ack_air
+            return end + m["ack_wait_us"], 2, max(end + m["ack_wait_us"], t + m["poll_timeout_us"])
+        self.dev_rx += m["poll_timeout_us"]   # the device listens until its data-poll timeout
+        return end + m["ack_wait_us"], 2, max(end + m["ack_wait_us"], t + m["poll_timeout_us"])
 
     def next_poll(self, t: int) -> int:
         """First poll-grid instant at or after t."""
@@ -239,7 +234,7 @@ class Handshake:
         psdus = self.plan.units[fl.units[fl.pos]]
         psdu = psdus[fl.frame]
         if self.is_indirect(fl):
-            end, status = self.indirect_frame(start, psdu)
+            end, status, retry = self.indirect_frame(start, psdu)
             self.chan_free = end
             if status == 1:
                 fl.chain = False
@@ -248,11 +243,11 @@ class Handshake:
                 return
             if status == 2:
                 fl.attempts += 1
-                fl.chain = False
                 if fl.attempts < m["indirect_attempts"]:
-                    fl.ready = end + 1
-                    self._arm(fl)
+                    fl.chain = True          # a quick poll after the data-poll timeout, not the poll grid
+                    fl.ready = retry
                     return
+                fl.chain = False
                 ok = False
             else:
                 ok = True
