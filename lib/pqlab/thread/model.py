@@ -10,6 +10,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
+from pqlab.errors import PqlabError
 from pqlab.params import ThreadParams
 from pqlab.thread.framing import frame_psdus, split
 from pqlab.thread.prng import scenario_hash
@@ -22,8 +23,10 @@ _MODE = {"ipv6": IPV6, "pull": PULL, "block": BLOCK}
 MAX_SEGMENTS = 64  # segment bitmaps are 64-bit words
 
 
-class ScenarioError(ValueError):
+class ScenarioError(PqlabError, ValueError):
     """A scenario the simulator cannot run (bad sizes, hops, transport or loss scenario)."""
+
+    code = "THREAD_SCENARIO_INVALID"
 
 
 @dataclass(frozen=True)

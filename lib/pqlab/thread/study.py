@@ -13,8 +13,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import yaml
 
 from pqlab import io, machine
+from pqlab.errors import ParamsError
 from pqlab.figures.case_transport import fig2_transport
 from pqlab.figures.style import save
 from pqlab.params import StudyParams, ThreadParams, ThreadSwitches
@@ -32,6 +34,32 @@ class TransportResult:
     table1: pd.DataFrame
     figure: plt.Figure
     written: list[Path]
+
+
+def load_configs(path: str | Path) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[float, float]]]:
+    """Read ``name: {sizes: [s1, s2, s3, status], device_compute_ms: [before Sigma2, before status]}``
+    (YAML or JSON; sizes from the CASE size model). Malformed entries raise ParamsError naming them."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ParamsError(f"cannot read configurations: {exc}", field=str(path)) from exc
+    if not isinstance(data, dict) or not data:
+        raise ParamsError("must map configuration names to their sizes", field=str(path))
+    configs, compute = {}, {}
+    for name, entry in data.items():
+        where = f"{path}: {name}"
+        if not isinstance(entry, dict) or set(entry) - {"sizes", "device_compute_ms"} or "sizes" not in entry:
+            raise ParamsError("expected {sizes: [4 ints], device_compute_ms: [2 numbers]}", field=where)
+        sizes = entry["sizes"]
+        if not (isinstance(sizes, list) and len(sizes) == 4 and all(type(s) is int and s > 0 for s in sizes)):
+            raise ParamsError(f"sizes: four positive integers expected, got {sizes!r}", field=where)
+        cost = entry.get("device_compute_ms", [0.0, 0.0])
+        if not (isinstance(cost, list) and len(cost) == 2 and all(type(c) in (int, float) and c >= 0 for c in cost)):
+            raise ParamsError(f"device_compute_ms: two non-negative numbers expected, got {cost!r}", field=where)
+        configs[str(name)] = tuple(sizes)
+        compute[str(name)] = (float(cost[0]), float(cost[1]))
+    return configs, compute
 
 
 def variant_params(params: ThreadParams, variant: str) -> ThreadParams:
