@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from pqlab.params import ThreadParams, ThreadSwitches
-from pqlab.thread import core
+from pqlab.thread import _core, core
 from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
-from pqlab.thread.reference import simulate
+from pqlab.thread.reference import simulate, simulate_traced
 
 SIZES = [
     (400, 775, 560, 20),        # everything fits: one datagram each
@@ -49,6 +49,19 @@ def test_c_core_equals_python_twin(chunk):
     assert not mismatches, mismatches[:3]
 
 
+@pytest.mark.parametrize("chunk", range(4))
+def test_c_core_event_traces_equal_python_twin(chunk):
+    """Every frame exchange (start, flow, channel free) and every handled event, in the same order."""
+    for i, sizes, transport, hops, loss, sleepy, variant in CASES[chunk::24]:
+        params = ThreadParams(switches=VARIANTS[variant])
+        plan = build_plan(Scenario(sizes, hops, loss, sleepy, transport, (30.0, 12.0)), params)
+        result, events = core.trace(plan, i)
+        py_result, py_events = simulate_traced(plan, i)
+        assert tuple(int(v) for v in result) == py_result.as_tuple()
+        assert [tuple(int(v) for v in row) for row in events] == py_events, (sizes, transport, hops, loss, sleepy)
+        assert len(py_events) > 4
+
+
 def test_batches_do_not_change_results():
     plan = build_plan(Scenario((1500, 4000, 3000, 20), 2, "heavy_wifi", True, "pull"), ThreadParams())
     whole = core.run(plan, 0, 12)
@@ -73,6 +86,8 @@ def test_bad_arguments_raise():
     plan = build_plan(Scenario((100, 100, 100, 20), 1, "none", False, "ipv6"), ThreadParams())
     with pytest.raises(ValueError):
         core.run(plan, -1, 3)
+    with pytest.raises(ValueError, match="count == 1"):
+        _core.run_batch(*core._plan_args(plan), 0, 2, True)
     plan.n_units[0] = 0
     with pytest.raises(ValueError, match="n_units"):
         core.run(plan, 0, 1)

@@ -108,6 +108,7 @@ typedef struct {
     int64_t res[8];
     int bad;
     int64_t next_switch, poll_phase;
+    int64_t *trace; int n_trace, cap_trace, tracing;   /* quadruples, as reference.Handshake.trace */
 } Sim;
 
 static void *grow(void *ptr, int *cap, int need, size_t size, int *oom) {
@@ -541,9 +542,18 @@ static void handle(Sim *s, Event ev) {
     }
 }
 
-static void simulate(const Plan *p, uint64_t run, int64_t *out) {
+static void record(Sim *s, int64_t a, int64_t b, int64_t c, int64_t d) {
+    if (!s->tracing) return;
+    s->trace = grow(s->trace, &s->cap_trace, 4 * s->n_trace + 4, sizeof(int64_t), &s->oom);
+    if (s->oom) return;
+    int64_t *q = s->trace + 4 * s->n_trace++;
+    q[0] = a; q[1] = b; q[2] = c; q[3] = d;
+}
+
+static void simulate(const Plan *p, uint64_t run, int64_t *out, int64_t **trace, int *n_trace) {
     Sim s;
     memset(&s, 0, sizeof s);
+    s.tracing = trace != NULL;
     s.p = p; s.m = p->m; s.f = p->f;
     s.nodes[0].last_rx = s.nodes[1].last_rx = -1;
     rng_init(&s.rng, p->seed, run);
@@ -580,15 +590,19 @@ static void simulate(const Plan *p, uint64_t run, int64_t *out) {
         }
         if (best >= 0 && t_fl < t_ev) {
             transmit(&s, best);
+            record(&s, 0, t_fl, best, s.chan_free);
         } else {
             Event ev = s.events[ei];
             s.events[ei] = s.events[--s.n_events];
+            record(&s, 1, ev.t, ev.kind, ev.a);
             handle(&s, ev);
         }
     }
     if (s.oom) { for (int i = 0; i < 8; i++) out[i] = -1; }
     else memcpy(out, s.res, sizeof s.res);
     free(s.msgs); free(s.flows); free(s.active); free(s.events);
+    if (trace && !s.oom) { *trace = s.trace; *n_trace = s.n_trace; }
+    else free(s.trace);
 }
 
 /* ---------- Python binding ---------- */
@@ -619,9 +633,11 @@ static PyObject *run_batch(PyObject *self, PyObject *args) {
     int ack_unit;
     unsigned long long seed, run0;
     Py_ssize_t count;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOiKKn", &ints, &floats, &unit_len, &psdu, &mode, &first, &nunits, &bitmap,
-                          &request, &rejected, &ack_unit, &seed, &run0, &count))
+    int want_trace = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOiKKn|p", &ints, &floats, &unit_len, &psdu, &mode, &first, &nunits, &bitmap,
+                          &request, &rejected, &ack_unit, &seed, &run0, &count, &want_trace))
         return NULL;
+    if (want_trace && count != 1) { PyErr_SetString(PyExc_ValueError, "a trace needs count == 1"); return NULL; }
     if (count < 0) { PyErr_SetString(PyExc_ValueError, "count must be >= 0"); return NULL; }
     Plan p;
     memset(&p, 0, sizeof p);
@@ -682,9 +698,20 @@ static PyObject *run_batch(PyObject *self, PyObject *args) {
     if (!out) goto done;
     {
         int64_t *res = (int64_t *)PyBytes_AS_STRING(out);
+        int64_t *trace = NULL;
+        int n_trace = 0;
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t i = 0; i < count; i++) simulate(&p, (uint64_t)run0 + (uint64_t)i, res + 8 * i);
+        for (Py_ssize_t i = 0; i < count; i++)
+            simulate(&p, (uint64_t)run0 + (uint64_t)i, res + 8 * i, want_trace ? &trace : NULL, &n_trace);
         Py_END_ALLOW_THREADS
+        if (want_trace) {
+            PyObject *tr = PyBytes_FromStringAndSize((const char *)trace, (Py_ssize_t)n_trace * 4 * (Py_ssize_t)sizeof(int64_t));
+            free(trace);
+            PyObject *pair = tr ? PyTuple_Pack(2, out, tr) : NULL;
+            Py_XDECREF(tr);
+            Py_DECREF(out);
+            out = pair;
+        }
     }
 done:
     free(p.unit_len); free(p.unit_off); free(p.psdu);

@@ -23,6 +23,18 @@ def _plan_args(plan: Plan) -> tuple:
     )
 
 
+def trace(plan: Plan, run: int) -> tuple[np.ndarray, np.ndarray]:
+    """One run's result and its event trace, shape (n, 4): (0, start, flow, channel free) for each frame
+    exchange and (1, time, event kind, argument) for each handled event, as reference.simulate_traced."""
+    if run < 0:
+        raise ValueError("run must be >= 0")
+    raw, events = _core.run_batch(*_plan_args(plan), run, 1, True)
+    result = np.frombuffer(raw, dtype=np.int64).reshape(1, len(RESULT_FIELDS)).copy()
+    if (result[:, 0] < 0).any():
+        raise MemoryError("the C core ran out of memory")
+    return result[0], np.frombuffer(events, dtype=np.int64).reshape(-1, 4).copy()
+
+
 def run(plan: Plan, first_run: int, count: int) -> np.ndarray:
     """Simulate runs ``first_run … first_run+count−1`` in C (GIL released); shape (count, 8), int64.
 

@@ -126,6 +126,7 @@ class Handshake:
         self.chan_free = 0
         self.retrans = self.frames = self.dev_tx = self.dev_rx = 0
         self.result: Result | None = None
+        self.trace: list[tuple[int, int, int, int]] = []   # (0, start, flow, channel free) / (1, time, kind, a)
         # channel: Gilbert-Elliott state
         self.bad = False
         self.next_switch = NEVER
@@ -517,9 +518,11 @@ class Handshake:
                 return self._result(False, self.m["max_time_us"], failing)
             if fl is not None and t_fl < t_ev:
                 self.transmit(fl)
+                self.trace.append((0, t_fl, fl.fid, self.chan_free))
             else:
                 ev = self.pop()
                 assert ev is not None
+                self.trace.append((1, ev[0], ev[2], ev[3]))
                 self.handle(ev)
         return self.result
 
@@ -527,3 +530,10 @@ class Handshake:
 def simulate(plan: Plan, run: int) -> Result:
     """Run one handshake of ``plan`` with run index ``run``."""
     return Handshake(plan, run).run()
+
+
+def simulate_traced(plan: Plan, run: int) -> tuple[Result, list[tuple[int, int, int, int]]]:
+    """Like simulate, with the event trace: every frame exchange and every handled event, in order."""
+    handshake = Handshake(plan, run)
+    result = handshake.run()
+    return result, handshake.trace
