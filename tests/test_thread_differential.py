@@ -39,7 +39,8 @@ def test_case_count_is_a_few_hundred():
 def test_c_core_equals_python_twin(chunk):
     mismatches = []
     for i, sizes, transport, hops, loss, sleepy, variant in CASES[chunk::8]:
-        params = ThreadParams(switches=VARIANTS[variant], csma_min_be=3 if i % 2 else 2)
+        params = ThreadParams(switches=VARIANTS[variant], csma_min_be=3 if i % 2 else 2,
+                              channel_priority="message_age" if i % 5 == 0 else "node_arrival")
         plan = build_plan(Scenario(sizes, hops, loss, sleepy, transport, (30.0, 12.0)), params)
         run = i * 7919 % 1000
         c = tuple(int(v) for v in core.run(plan, run, 1)[0])

@@ -101,6 +101,9 @@ class ThreadParams(_Strict):
     poll_interval_ms: int = Field(default=200, ge=1, le=3_600_000)  # Table II: SED poll interval (assumed)
     data_poll_timeout_ms: int = Field(default=100, ge=1, le=3_600_000)  # OT: wait for data after an FP=1 ACK
     collision_avoidance_ms: int = Field(default=8, ge=0, le=10_000)
+    # Which waiting datagram gets the shared channel first: the one that reached its current node first
+    # ("node_arrival"), or the one whose message copy was handed to the transport first ("message_age").
+    channel_priority: Literal["node_arrival", "message_age"] = "node_arrival"
     # 6LoWPAN / IPv6
     iphc_bytes: int = Field(default=9, ge=2, le=64)  # IPHC + UDP NHC; 9 = both IIDs derivable (facts §3.3)
     frag1_header_bytes: int = Field(default=4, ge=0, le=16)

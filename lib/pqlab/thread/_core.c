@@ -26,7 +26,7 @@ enum {
     MI_min_be, MI_max_retries, MI_retx_delay, MI_retx_max_exp, MI_indirect_attempts, MI_poll_us, MI_gap_us,
     MI_reasm_us, MI_tick_us, MI_reasm_from_last, MI_dup_ack, MI_dev_interval_us, MI_ctrl_interval_us, MI_boost_us,
     MI_exp_cap, MI_mrp_tx, MI_standalone_us, MI_ctrl_compute_us, MI_dev_compute2_us, MI_dev_compute3_us,
-    MI_max_time_us, MI_hops, MI_sleepy, MI_ack_on_arrival, MI_poll_timeout_us, MI_COUNT
+    MI_max_time_us, MI_hops, MI_sleepy, MI_ack_on_arrival, MI_poll_timeout_us, MI_age_priority, MI_COUNT
 };
 enum { MF_margin, MF_base, MF_jitter, MF_p_good, MF_p_bad, MF_fraction_bad, MF_burst_us, MF_good_us, MF_COUNT };
 
@@ -329,7 +329,7 @@ static void transmit(Sim *s, int fid) {
     left_sender(s, fl);
     fl->frame = 0;
     fl->hop++;
-    fl->queued = end;
+    if (!m[MI_age_priority]) fl->queued = end;
     fl->chain = 0;
     if (fl->hop == hops) {
         push(s, end, EV_DELIVER, fl->fid, fl->pos);

@@ -50,7 +50,7 @@ INT_FIELDS = (
     "min_be", "max_retries", "retx_delay", "retx_max_exp", "indirect_attempts", "poll_us", "gap_us",
     "reasm_us", "tick_us", "reasm_from_last", "dup_ack", "dev_interval_us", "ctrl_interval_us", "boost_us",
     "exp_cap", "mrp_tx", "standalone_us", "ctrl_compute_us", "dev_compute2_us", "dev_compute3_us",
-    "max_time_us", "hops", "sleepy", "ack_on_arrival", "poll_timeout_us",
+    "max_time_us", "hops", "sleepy", "ack_on_arrival", "poll_timeout_us", "age_priority",
 )
 FLOAT_FIELDS = ("margin", "base", "jitter", "p_good", "p_bad", "fraction_bad", "burst_us", "good_us")
 
@@ -103,6 +103,7 @@ def build_plan(scenario: Scenario, params: ThreadParams) -> Plan:
         "reasm_from_last": int(sw.reassembly_from_last_fragment), "dup_ack": int(sw.immediate_duplicate_ack),
         "ack_on_arrival": int(sw.piggyback_ack_on_arrival),
         "poll_timeout_us": _ms(params.data_poll_timeout_ms),
+        "age_priority": int(params.channel_priority == "message_age"),
         "dev_interval_us": _ms(params.mrp_device_interval_ms),
         "ctrl_interval_us": _ms(params.mrp_controller_interval_ms),
         "boost_us": _ms(params.mrp_device_boost_ms), "exp_cap": params.mrp_exponent_cap,

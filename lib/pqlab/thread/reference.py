@@ -291,7 +291,8 @@ class Handshake:
         self._left_sender(fl)
         fl.frame = 0
         fl.hop += 1
-        fl.queued = end
+        if not m["age_priority"]:
+            fl.queued = end
         fl.chain = False
         if fl.hop == hops:
             self.push(end, EV_DELIVER, fl.fid, fl.pos)
