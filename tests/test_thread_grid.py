@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from pqlab.params import ThreadParams
-from pqlab.run.grid import grid_points, run_grid
+from pqlab.run.grid import SCHEDULER_ENV, grid_points, run_grid
 from pqlab.run.summary import median_ci, summarise
 
 CONFIGS = {"small": (300, 700, 500, 20), "large": (1300, 5000, 2600, 20)}
@@ -48,15 +48,20 @@ def test_rerun_skips_completed_scenarios(tmp_path):
         full[full["point_id"].isin(first["point_id"])].reset_index(drop=True), first.reset_index(drop=True))
 
 
-def test_dask_local_cluster_gives_identical_results(tmp_path):
+def test_dask_local_cluster_gives_identical_results(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
     p = _params()
     points = grid_points({"large": CONFIGS["large"]}, p)[:12]
     local = run_grid(points, p, tmp_path / "local.parquet", workers=1, progress=False)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         remote = run_grid(points, p, tmp_path / "dask.parquet", scheduler=cluster.scheduler_address,
                           chunk_size=2, progress=False)
+        monkeypatch.setenv(SCHEDULER_ENV, cluster.scheduler_address)  # the address from the environment
+        from_env = run_grid(points, p, tmp_path / "env.parquet", chunk_size=5, progress=False)
+        workers_seen = len(cluster.workers)
     pd.testing.assert_frame_equal(local, remote)
+    pd.testing.assert_frame_equal(local, from_env)
+    assert workers_seen == 2
 
 
 def test_summary_reports_medians_with_cis_and_failures(tmp_path):
