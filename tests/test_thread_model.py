@@ -172,3 +172,18 @@ def test_bad_thread_params_raise_naming_the_field(repo_root, key, value, field):
     raw["thread"][key] = value
     with pytest.raises(ParamsError, match=field.replace(".", r"\.")):
         params.resolve(raw, "smoke")
+
+
+def test_handshake_frames_matches_a_loss_free_simulation():
+    from pqlab.thread.model import handshake_frames
+
+    p = ThreadParams()
+    sizes = (1359, 4000, 2600, 26)
+    assert handshake_frames((100, 200, 60, 20), p) == 2 + 3 + 1 + 1
+    for hops in (1, 2):
+        expected = handshake_frames(sizes, p, hops=hops)
+        if hops == 1:  # full 1232-B datagrams take 13 frames; remainders 127 B → 2, 304 B → 4, 136 B → 2
+            assert expected == (13 + 2) + (3 * 13 + 4) + (2 * 13 + 2) + 1
+        r = simulate(build_plan(Scenario(sizes, hops, "none", False, "ipv6"), p), 0)
+        assert r.ok and r.retransmissions == 0
+        assert r.frames == hops * expected

@@ -154,3 +154,15 @@ def build_plan(scenario: Scenario, params: ThreadParams) -> Plan:
     plan.seed = scenario_hash(scenario.key() + json.dumps(ints, sort_keys=True) + json.dumps(floats, sort_keys=True)
                               + json.dumps(plan.units))
     return plan
+
+
+def handshake_frames(sizes: tuple[int, int, int, int], params: ThreadParams, *, hops: int = 1,
+                     transport: str = "ipv6") -> int:
+    """802.15.4 data frames one loss-free handshake puts on one link (no ACKs, no retransmissions).
+
+    The paper's framing checks (§V: the classical handshake in 20 frames at one hop, D3 in 244) are this
+    number for the CASE size model's message sizes; pull requests and bitmaps are not counted.
+    """
+    plan = build_plan(Scenario(sizes, hops, next(iter(params.scenarios)), False, transport), params)
+    return sum(len(plan.units[u]) for hs in range(4)
+               for u in range(plan.first_unit[hs], plan.first_unit[hs] + plan.n_units[hs]))
