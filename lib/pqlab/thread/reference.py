@@ -24,7 +24,7 @@ The random draws happen in a fixed order that the C core (_core.c) follows exact
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pqlab.thread.model import BLOCK, IPV6, PULL, SINGLE, Plan
 from pqlab.thread.prng import Xoshiro256
@@ -100,14 +100,6 @@ class Flow:
 class Node:
     last_rx: int = -1
     ack_gen: int = 0
-
-
-@dataclass
-class _Sim:
-    plan: Plan
-    rng: Xoshiro256
-    m: dict[str, int] = field(default_factory=dict)
-    f: dict[str, float] = field(default_factory=dict)
 
 
 class Handshake:
