@@ -27,6 +27,6 @@ def shared_data() -> Path:
 def project(tmp_path: Path) -> Path:
     """A scratch project tree with the repo's params files, so studies write under tmp_path."""
     (tmp_path / "params").mkdir()
-    for name in ("params.yaml", "paper_reference.yaml"):
-        shutil.copy(REPO / "params" / name, tmp_path / "params" / name)
+    for source in (REPO / "params").glob("*.yaml"):
+        shutil.copy(source, tmp_path / "params" / source.name)
     return tmp_path

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pqlab.case.configurations import CaseConfig, table1_config
-from pqlab.case.device_compute import device_pq_ms, load_cycles, responder_operations
+from pqlab.case.device_compute import device_pq_ms, device_pq_ms_by_phase, load_cycles, responder_operations
 from pqlab.errors import ParamsError
 
 TABLE_PATH = Path(__file__).resolve().parent.parent / "params" / "pqm4_cycles.yaml"
@@ -93,3 +93,13 @@ def test_hybrid_key_exchange_costs_only_its_kem_and_static_kem_is_configurable()
     assert ops == [("ML-KEM-512", "encaps"), ("ML-KEM-768", "decaps"), ("ML-DSA-44", "verify")]
     assert device_pq_ms(hybrid, table).milliseconds == pytest.approx(
         (390881 + 707827 + 1421623) / 64e3)
+
+
+def test_phases_add_up_to_the_total():
+    table = load_cycles(TABLE_PATH)
+    for name in ("D3", "S4", "C5"):
+        config = table1_config(name)
+        phases = device_pq_ms_by_phase(config, table)
+        assert sum(phases.values()) == pytest.approx(device_pq_ms(config, table).milliseconds)
+    s4 = device_pq_ms_by_phase(table1_config("S4"), table)
+    assert s4["before Sigma2"] == pytest.approx(table.milliseconds("ML-KEM-768", "encaps"))

@@ -51,7 +51,7 @@ def test_paper_profile_has_the_papers_sample_sizes():
         (lambda r: r["costs"].__setitem__("confidence", 1.5), "costs.confidence"),
         (lambda r: r.__setitem__("seed", -1), "seed"),
         (lambda r: r.__setitem__("profile", "fast"), "profile"),
-        (lambda r: r["profiles"]["quick"].__setitem__("thread", {}), "profiles.quick"),
+        (lambda r: r["profiles"]["quick"].__setitem__("no_such_study", {}), "profiles.quick"),
     ],
 )
 def test_bad_values_name_their_field(mutate, field_fragment):

@@ -1,4 +1,4 @@
-"""Command line: ``pqlab info``, ``pqlab params``, ``pqlab costs``, ``pqlab case-sizes`` and ``pqlab report``."""
+"""Command line: ``pqlab info``, ``params``, ``costs``, ``case-sizes``, ``transport`` and ``report``."""
 
 from __future__ import annotations
 
@@ -87,6 +87,22 @@ def _case_sizes(args: argparse.Namespace) -> int:
     return 0
 
 
+def _transport(args: argparse.Namespace) -> int:
+    from pqlab import params
+    from pqlab.paths import ProjectPaths
+    from pqlab.thread import study
+
+    settings = params.load(args.params, args.profile)
+    configs, compute = study.load_configs(args.configs)
+    root = Path(args.out_dir) if args.out_dir else params.project_root(args.params)
+    result = study.run(settings, ProjectPaths(root.resolve()), configs, compute, workers=args.workers,
+                       scheduler=args.scheduler, progress=not args.quiet)
+    print(result.table1.to_string(index=False))
+    for path in result.written:
+        print(f"wrote {path}")
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from pqlab import report
     from pqlab.paths import ProjectPaths
@@ -123,6 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
     sizes.add_argument("--out-dir",
                        help="project folder to write data/ and paper_figs/ under (default: the params file's project)")
     sizes.set_defaults(func=_case_sizes)
+
+    tr = sub.add_parser("transport", help="run the PQ-CASE Thread transport grid (Fig. 2, Table I times)")
+    tr.add_argument("--configs", required=True,
+                    help="YAML/JSON: name -> {sizes: [Sigma1, Sigma2, Sigma3, status], device_compute_ms: [a, b]}")
+    tr.add_argument("--params", default="params/params.yaml")
+    tr.add_argument("--profile", help="override the file's profile")
+    tr.add_argument("--out-dir", help="project folder to write data/ and paper_figs/ under")
+    tr.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    tr.add_argument("--scheduler", help="Dask scheduler address (default: $PQLAB_DASK_SCHEDULER, else local)")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    tr.set_defaults(func=_transport)
 
     rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
     rep.add_argument("--root", default=".", help="project folder")

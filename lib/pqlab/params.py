@@ -76,6 +76,113 @@ class DesignSpaceParams(_Strict):
     cycles_file: str = "pqm4_cycles.yaml"  # in params/
     configurations: tuple[str, ...] = Field(
         default=("B", "D1", "D2", "D3", "D4", "S1", "S2", "S3", "S4", "S5", "C1", "C2", "C3", "C4", "C5"), min_length=1)
+class LossScenario(_Strict):
+    """Time-based Gilbert–Elliott channel (PQ-CASE §IV-C): per-frame loss p_good / p_bad by state."""
+
+    p_good: float = Field(ge=0.0, le=1.0)
+    p_bad: float = Field(default=0.9, ge=0.0, le=1.0)
+    fraction_bad: float = Field(default=0.0, ge=0.0, lt=1.0)
+    mean_burst_ms: float = Field(default=10.0, gt=0.0, le=1e6)
+
+
+def _default_scenarios() -> dict[str, LossScenario]:
+    # PQ-CASE §IV-C: no interference; light Wi-Fi; heavy Wi-Fi; i.i.d. 15 %.
+    return {
+        "none": LossScenario(p_good=0.0),
+        "light_wifi": LossScenario(p_good=0.01, fraction_bad=0.1, mean_burst_ms=10.0),
+        "heavy_wifi": LossScenario(p_good=0.02, fraction_bad=0.3, mean_burst_ms=30.0),
+        "iid_15": LossScenario(p_good=0.15),
+    }
+
+
+class ThreadSwitches(_Strict):
+    """Where OpenThread / connectedhomeip differ from the paper's stated model (thread-model-facts §8-9).
+
+    All off = the paper's model (the default); all on = the ``source_accurate`` variant.
+    """
+
+    fragment_rounding: bool = False       # non-final 6LoWPAN fragments carry a multiple of 8 bytes
+    deep_mesh_header: bool = False        # 6-byte mesh header (hops-left 19) instead of 5 bytes
+    collision_avoidance_gap: bool = False  # 8 ms silence after each frame a neighbour must forward
+    reassembly_from_last_fragment: bool = False  # 2 s timer refreshed per fragment, checked on 1 s ticks
+    ip6_udp_header_in_fragments: bool = False    # ⌈(s+8)/1232⌉ IPv6 fragments, 8-byte fragment header
+    ip6_reassembly_cap: bool = False      # IPv6 reassembly refuses datagrams above 2000 bytes
+    immediate_duplicate_ack: bool = False  # a duplicate message is acknowledged at once (standalone ACK)
+    # §IV-C: "the arrival time of a piggybacked acknowledgement is estimated as the loss-free delivery time
+    # of the first unit of the reply"; on: the acknowledgement arrives with the simulated first unit instead.
+    piggyback_ack_on_arrival: bool = False
+
+    @classmethod
+    def source_accurate(cls) -> ThreadSwitches:
+        return cls(**{name: True for name in cls.model_fields})
+
+
+class ThreadParams(_Strict):
+    """PQ-CASE §IV-C / Table II transport model; defaults are the paper's stated values."""
+
+    # 802.15.4 PHY/MAC (IEEE 802.15.4 O-QPSK; OpenThread config/mac.h)
+    byte_time_us: int = Field(default=32, ge=1, le=1000)
+    phy_header_bytes: int = Field(default=6, ge=0, le=64)
+    max_psdu_bytes: int = Field(default=127, ge=32, le=2047)
+    mac_overhead_bytes: int = Field(default=21, ge=0, le=64)        # Table II: header + security + FCS
+    ack_psdu_bytes: int = Field(default=5, ge=3, le=64)
+    poll_psdu_bytes: int = Field(default=22, ge=3, le=127)
+    turnaround_us: int = Field(default=192, ge=0, le=100_000)
+    cca_us: int = Field(default=128, ge=0, le=100_000)
+    backoff_unit_us: int = Field(default=320, ge=1, le=100_000)
+    ack_wait_us: int = Field(default=864, ge=1, le=1_000_000)
+    csma_min_be: int = Field(default=3, ge=0, le=8)
+    mac_max_frame_retries: int = Field(default=15, ge=0, le=255)    # Table II: 15 direct retransmissions
+    retx_delay: bool = True                                          # OpenThread's no-ACK retransmission backoff
+    retx_delay_max_exponent: int = Field(default=5, ge=0, le=16)
+    indirect_attempts: int = Field(default=4, ge=1, le=255)         # Table II: 4 per frame for SEDs
+    poll_interval_ms: int = Field(default=200, ge=1, le=3_600_000)  # Table II: SED poll interval (assumed)
+    data_poll_timeout_ms: int = Field(default=100, ge=1, le=3_600_000)  # OT: wait for data after an FP=1 ACK
+    collision_avoidance_ms: int = Field(default=8, ge=0, le=10_000)
+    # Which waiting datagram gets the shared channel first: the one that reached its current node first
+    # ("node_arrival"), or the one whose message copy was handed to the transport first ("message_age").
+    channel_priority: Literal["node_arrival", "message_age"] = "node_arrival"
+    # 6LoWPAN / IPv6
+    iphc_bytes: int = Field(default=9, ge=2, le=64)  # IPHC + UDP NHC; 9 = both IIDs derivable (facts §3.3)
+    frag1_header_bytes: int = Field(default=4, ge=0, le=16)
+    fragn_header_bytes: int = Field(default=5, ge=0, le=16)
+    mesh_header_bytes: int = Field(default=5, ge=0, le=16)
+    deep_mesh_header_bytes: int = Field(default=6, ge=0, le=16)
+    fragment_granularity: int = Field(default=8, ge=1, le=64)
+    reassembly_timeout_ms: int = Field(default=2000, ge=1, le=3_600_000)  # Table II: 2 s
+    reassembly_tick_ms: int = Field(default=1000, ge=1, le=3_600_000)
+    ip6_fragment_payload: int = Field(default=1232, ge=8, le=65535)
+    ip6_fragment_header_bytes: int = Field(default=8, ge=0, le=64)
+    ip6_max_assembled: int = Field(default=2000, ge=1280, le=1 << 20)
+    # Matter / MRP (connectedhomeip)
+    max_app_payload: int = Field(default=1178, ge=64, le=65535)   # Table II: kMaxAppMessageLen
+    matter_overhead_bytes: int = Field(default=0, ge=0, le=256)   # added to every message size handed in
+    mrp_device_interval_ms: int = Field(default=2000, ge=1, le=3_600_000)
+    mrp_controller_interval_ms: int = Field(default=300, ge=1, le=3_600_000)
+    mrp_device_boost_ms: int = Field(default=1500, ge=0, le=3_600_000)
+    mrp_margin: float = Field(default=1.1, ge=1.0, le=10.0)
+    mrp_base: float = Field(default=1.6, ge=1.0, le=10.0)
+    mrp_jitter: float = Field(default=0.25, ge=0.0, le=10.0)
+    mrp_exponent_cap: int = Field(default=4, ge=0, le=32)
+    mrp_transmissions: int = Field(default=5, ge=1, le=64)
+    standalone_ack_ms: int = Field(default=200, ge=0, le=3_600_000)
+    controller_compute_ms: float = Field(default=5.0, ge=0.0, le=1e6)
+    # control messages and segmentation (assumed sizes, bytes of UDP payload)
+    standalone_ack_bytes: int = Field(default=26, ge=1, le=1232)
+    pull_request_bytes: int = Field(default=30, ge=1, le=1232)
+    bitmap_header_bytes: int = Field(default=26, ge=1, le=1232)
+    segment_payload: int = Field(default=1024, ge=16, le=1232)
+    segment_header_bytes: int = Field(default=12, ge=0, le=256)
+    max_sim_time_s: float = Field(default=600.0, gt=0.0, le=1e6)
+    scenarios: dict[str, LossScenario] = Field(default_factory=_default_scenarios, min_length=1)
+    switches: ThreadSwitches = Field(default_factory=ThreadSwitches)
+    # grid and statistics
+    figure_configs: dict[str, str] = Field(default_factory=lambda: {
+        "classical": "B", "drop_in": "D3", "smallest": "C5", "key_exchange": "C1"})  # configuration names (§V-VI)
+    runs: int = Field(default=300, ge=1, le=1_000_000)
+    hops: tuple[int, ...] = Field(default=(1, 2, 3, 4), min_length=1)
+    bootstrap_resamples: int = Field(default=10_000, ge=100, le=1_000_000)
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
 
 
 class StudyParams(_Strict):
@@ -86,9 +193,10 @@ class StudyParams(_Strict):
     costs: CostsParams
     case_sizes: CaseSizesParams = CaseSizesParams()
     design_space: DesignSpaceParams = DesignSpaceParams()
+    thread: ThreadParams = Field(default_factory=ThreadParams)
 
 
-_PROFILE_KEYS = {"costs", "case_sizes", "design_space"}
+_PROFILE_KEYS = {"costs", "case_sizes", "design_space", "thread"}
 
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

@@ -95,7 +95,7 @@ def collect(reference: Reference, derived: Path) -> pd.DataFrame:
         elif here is None:
             notes.append("not measured here (backend or study absent)")
         parent = _metric_parent(document or {}, key)
-        backend = parent.get("backend") or (key.split(".")[-2] if here is not None else None)
+        backend = parent.get("backend")
         if here is not None and q.paper_library and backend and _SAME_LIBRARY.get(backend, backend) != q.paper_library:
             notes.append(f"library differs: paper {q.paper_library}, here {backend}")
         here_value = float(here) if isinstance(here, (int, float)) else None

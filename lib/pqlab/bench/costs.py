@@ -244,7 +244,8 @@ def metrics(stats: pd.DataFrame, comparison: pd.DataFrame, metadata: dict[str, A
     signing = stats[stats["op_id"].str.startswith("sign_")]
     by_backend: dict[str, dict[str, Any]] = {}
     for row in signing.itertuples():
-        by_backend.setdefault(row.algorithm, {})[row.backend] = {"median_us": round(row.median, 4)}
+        by_backend.setdefault(row.algorithm, {})[row.backend] = {"median_us": round(row.median, 4),
+                                                                 "backend": row.backend}
     ratios = {f"{r.slower}/{r.faster}": {"ratio": round(r.ratio, 3), "cliffs_delta": round(r.cliffs_delta, 4),
                                           "p_value": float(f"{r.p_value:.3g}")}
               for r in comparison.itertuples()}

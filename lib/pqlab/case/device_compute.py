@@ -119,3 +119,11 @@ def device_pq_ms(config: CaseConfig, table: CycleTable) -> DeviceCost:
         else:
             total += ms
     return DeviceCost(total, tuple(unmeasured))
+
+
+def device_pq_ms_by_phase(config: CaseConfig, table: CycleTable) -> dict[str, float]:
+    """Responder PQ milliseconds before Sigma2 and after Sigma3 (unmeasured operations count 0)."""
+    phases = {"before Sigma2": 0.0, "after Sigma3": 0.0}
+    for op in responder_operations(config):
+        phases[op.phase] += table.milliseconds(op.algorithm, op.operation) or 0.0
+    return phases

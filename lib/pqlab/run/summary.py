@@ -1,0 +1,43 @@
+"""Per-scenario statistics of the grid: median handshake time with a percentile-bootstrap CI, p90, failures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from pqlab.run.grid import KEY_COLUMNS
+
+
+def median_ci(samples: np.ndarray, resamples: int, confidence: float, seed: int) -> tuple[float, float, float]:
+    """Median and its percentile-bootstrap confidence interval (scipy); NaN when there are no samples."""
+    data = np.asarray(samples, dtype=np.float64)
+    if data.size == 0:
+        return (float("nan"),) * 3
+    median = float(np.median(data))
+    if data.size < 2 or np.ptp(data) == 0:
+        return median, median, median
+    boot = stats.bootstrap((data,), np.median, n_resamples=resamples, confidence_level=confidence,
+                           method="percentile", vectorized=True, rng=np.random.default_rng(seed))
+    return median, float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+
+
+def summarise(table: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    """One row per scenario; times are over completed handshakes only (failures are counted apart)."""
+    rows = []
+    for i, (key, group) in enumerate(table.groupby(list(KEY_COLUMNS), sort=True, observed=True)):
+        ok = group[group["ok"]]
+        median, lo, hi = median_ci(ok["time_s"].to_numpy(), resamples, confidence, seed + i)
+        rows.append({
+            **dict(zip(KEY_COLUMNS, key, strict=True)),
+            "runs": len(group),
+            "failures": int((~group["ok"]).sum()),
+            "failure_rate": float((~group["ok"]).mean()),
+            "median_s": median, "median_lo_s": lo, "median_hi_s": hi,
+            "p90_s": float(np.quantile(ok["time_s"], 0.9)) if len(ok) else float("nan"),
+            "mean_retransmissions": float(group["retransmissions"].mean()),
+            "mean_spurious": float(group["spurious"].mean()),
+            "median_radio_ms": float((ok["device_tx_ms"] + ok["device_rx_ms"]).median()) if len(ok) else float("nan"),
+            "failed_in": ",".join(str(m) for m in sorted(group.loc[~group["ok"], "failed_message"].unique())),
+        })
+    return pd.DataFrame(rows)

@@ -1,0 +1,14 @@
+"""Build the Thread simulator's C core; everything else is declared in pyproject.toml."""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "pqlab.thread._core",
+            sources=["lib/pqlab/thread/_core.c"],
+            # IEEE double semantics identical to the Python twin: no fused multiply-add, no fast-math.
+            extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math"],
+        )
+    ],
+)

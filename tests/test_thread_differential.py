@@ -1,0 +1,94 @@
+"""C core vs Python twin: identical per-handshake results on a few hundred (scenario, run) pairs."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+import pytest
+
+from pqlab.params import ThreadParams, ThreadSwitches
+from pqlab.thread import _core, core
+from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
+from pqlab.thread.reference import simulate, simulate_traced
+
+SIZES = [
+    (400, 775, 560, 20),        # everything fits: one datagram each
+    (1359, 1864, 1100, 20),     # two messages just above the limit
+    (2386, 10181, 6323, 26),    # large handshake
+    (1222, 2459, 2459, 30),     # mid-size, equal messages
+]
+LOSSES = ["none", "light_wifi", "heavy_wifi", "iid_15"]
+VARIANTS = {"paper": ThreadSwitches(), "source": ThreadSwitches.source_accurate()}
+
+
+def _cases():
+    combos = list(itertools.product(SIZES, TRANSPORTS, (1, 2, 3, 4), LOSSES, (False, True), VARIANTS))
+    return [(i, *c) for i, c in enumerate(combos)]
+
+
+CASES = _cases()
+
+
+def test_case_count_is_a_few_hundred():
+    assert len(CASES) == 4 * 3 * 4 * 4 * 2 * 2
+
+
+@pytest.mark.parametrize("chunk", range(8))
+def test_c_core_equals_python_twin(chunk):
+    mismatches = []
+    for i, sizes, transport, hops, loss, sleepy, variant in CASES[chunk::8]:
+        params = ThreadParams(switches=VARIANTS[variant], csma_min_be=3 if i % 2 else 2,
+                              channel_priority="message_age" if i % 5 == 0 else "node_arrival")
+        plan = build_plan(Scenario(sizes, hops, loss, sleepy, transport, (30.0, 12.0)), params)
+        run = i * 7919 % 1000
+        c = tuple(int(v) for v in core.run(plan, run, 1)[0])
+        py = simulate(plan, run).as_tuple()
+        if c != py:
+            mismatches.append((sizes, transport, hops, loss, sleepy, variant, run, c, py))
+    assert not mismatches, mismatches[:3]
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_c_core_event_traces_equal_python_twin(chunk):
+    """Every frame exchange (start, flow, channel free) and every handled event, in the same order."""
+    for i, sizes, transport, hops, loss, sleepy, variant in CASES[chunk::24]:
+        params = ThreadParams(switches=VARIANTS[variant])
+        plan = build_plan(Scenario(sizes, hops, loss, sleepy, transport, (30.0, 12.0)), params)
+        result, events = core.trace(plan, i)
+        py_result, py_events = simulate_traced(plan, i)
+        assert tuple(int(v) for v in result) == py_result.as_tuple()
+        assert [tuple(int(v) for v in row) for row in events] == py_events, (sizes, transport, hops, loss, sleepy)
+        assert len(py_events) > 4
+
+
+def test_batches_do_not_change_results():
+    plan = build_plan(Scenario((1500, 4000, 3000, 20), 2, "heavy_wifi", True, "pull"), ThreadParams())
+    whole = core.run(plan, 0, 12)
+    pieces = np.vstack([core.run(plan, 0, 5), core.run(plan, 5, 1), core.run(plan, 6, 6)])
+    assert np.array_equal(whole, pieces)
+    assert tuple(int(v) for v in whole[9]) == simulate(plan, 9).as_tuple()
+
+
+def test_c_core_runs_in_threads_with_identical_results():
+    plan = build_plan(Scenario((2386, 10181, 6323, 20), 3, "light_wifi", False, "ipv6"), ThreadParams())
+    expected = core.run(plan, 0, 40)
+    got: dict[int, np.ndarray] = {}
+    threads = [threading.Thread(target=lambda k=k: got.__setitem__(k, core.run(plan, 10 * k, 10))) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert np.array_equal(np.vstack([got[k] for k in range(4)]), expected)
+
+
+def test_bad_arguments_raise():
+    plan = build_plan(Scenario((100, 100, 100, 20), 1, "none", False, "ipv6"), ThreadParams())
+    with pytest.raises(ValueError):
+        core.run(plan, -1, 3)
+    with pytest.raises(ValueError, match="count == 1"):
+        _core.run_batch(*core._plan_args(plan), 0, 2, True)
+    plan.n_units[0] = 0
+    with pytest.raises(ValueError, match="n_units"):
+        core.run(plan, 0, 1)
