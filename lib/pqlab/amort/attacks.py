@@ -1,0 +1,734 @@
+"""The attack matrix: AMORT-V1 Table VI (A01–A27, P1–P5) and extra cases, each an executable scenario.
+
+Every scenario builds a fresh :class:`Lab` (real ML-KEM/ML-DSA keys from a shared :class:`KeySet`, real
+signatures, a real fsync'd checkpoint log), performs the honest set-up, then the adversary's one action.
+The observed outcome is the :class:`AmortError` code that action raised, or ``ACCEPT`` for the positive
+controls. Set-up steps are not wrapped: an error there is a failed scenario, never a pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from pqlab.amort import kdf, merkle
+from pqlab.amort.auditor import ColdAuditor
+from pqlab.amort.controller import Controller, ControllerConfig, Pending, link_hash, spans_of
+from pqlab.amort.errors import AmortError
+from pqlab.amort.identity import PublicKey, SigningKey
+from pqlab.amort.lab import KeySet, Lab
+from pqlab.amort.messages import (
+    Checkpoint,
+    ConsistencyProof,
+    Disclosure,
+    InclusionProof,
+    Record,
+    Report,
+    Span,
+)
+
+ACCEPT = "ACCEPT"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    cls: str  # C cryptographic, D decoder, S protocol-semantic, P positive control
+    action: str
+    expected: str
+    fn: Callable[[Context], Outcome]
+    table: str = "table6"
+    expected_detail: str = ""
+
+
+@dataclass
+class Context:
+    """What a scenario receives: shared key sets, a seed for this case, a scratch folder, and the sizes."""
+
+    keys: KeySet
+    slh_keys: KeySet
+    seed: int
+    workdir: Path
+    stream_records: int = 640
+    stream_k: int = 64
+
+    def lab(self, **config: object) -> Lab:
+        return Lab(self.keys, self.seed, self.workdir, ControllerConfig(**config))
+
+
+CASES: list[Case] = []
+
+
+def case(id: str, cls: str, action: str, expected: str, *, table: str = "table6", detail: str = ""):
+    def register(fn: Callable[[Context], Outcome]) -> Callable[[Context], Outcome]:
+        CASES.append(Case(id, cls, action, expected, fn, table, detail))
+        return fn
+    return register
+
+
+def attempt(action: Callable[[], object]) -> Outcome:
+    """Run the adversary's action: the protocol error it raises, or ACCEPT."""
+    try:
+        action()
+    except AmortError as exc:
+        return Outcome(exc.code, str(exc))
+    return Outcome(ACCEPT, "accepted")
+
+
+def _set_record(data: bytes, **changes: object) -> bytes:
+    """Re-encode a report with record fields changed and the original tags kept (tampering in transit)."""
+    report = Report.decode(data)
+    return report.replace(record=report.record.replace(**changes)).encode()
+
+
+def _forge(controller: Controller, device_id: bytes, template: bytes, *, dtag_key: bytes | None = None,
+           **changes: object) -> bytes:
+    """A malicious controller's forgery: it holds K_evid, so the evidence tag is valid; the dtag is not."""
+    report = Report.decode(template)
+    record = report.record.replace(**changes)
+    state = controller._devices[device_id]
+    octets = record.encode()
+    dtag = kdf.mac(dtag_key, octets, state.tag_len) if dtag_key else bytes(state.tag_len)
+    return Report(record, kdf.mac(state.k_evid, octets, state.tag_len), dtag).encode()
+
+
+def _two_devices(ctx: Context, **config: object):
+    lab = ctx.lab(**config)
+    a, b = lab.device(1), lab.device(2)
+    lab.open_epoch(a)
+    lab.open_epoch(b)
+    return lab, a, b
+
+
+# ---------------------------------------------------------------- Table VI: cryptographic (C)
+@case("A01", "C", "Measurement modified after MAC", "MAC_FAIL")
+def a01(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    data = _set_record(lab.report(a), digest=hashlib.sha256(b"malicious logic").digest())
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A02", "C", "Sequence number modified after MAC", "MAC_FAIL")
+def a02(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    lab.controller.ingest(lab.report(a))
+    lab.report(a)  # the adversary drops seq 2 ...
+    data = _set_record(lab.report(a), seq=2)  # ... and relabels seq 3 as the expected seq 2
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A03", "C", "Device identifier modified after MAC", "MAC_FAIL")
+def a03(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx)
+    data = _set_record(lab.report(a), dev_id=b.dev_id)
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A04", "C", "MAC tag truncated", "TRUNCATED")
+def a04(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    report = Report.decode(lab.report(a, disclosure_tag=False))
+    data = report.record.encode() + bytes([len(report.tag)]) + report.tag[:12] + b"\x00"
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A05", "C", "Checkpoint root modified after signing", "SIG_FAIL")
+def a05(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx)
+    lab.stream([a, b], 4)
+    ckpt = Checkpoint.decode(lab.controller.checkpoint())
+    tampered = ckpt.replace(root=hashlib.sha256(b"other history").digest()).encode()
+    auditor = ColdAuditor(lab.controller_public)
+    return attempt(lambda: auditor.ingest_checkpoint(tampered))
+
+
+@case("A06", "C", "Disclosed key not on the committed chain", "CHAIN_FAIL")
+def a06(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx)
+    lab.stream([a, b], 4)
+    a.receive_checkpoint(lab.controller.checkpoint())
+    disc = Disclosure.decode(a.disclose(2)).replace(key=random.Random(ctx.seed).randbytes(32)).encode()
+    leaf, proof = lab.controller.inclusion(a.dev_id, 1, 2)
+    auditor = lab.auditor()
+    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+
+
+@case("A07", "C", "Forged Merkle inclusion proof", "PROOF_FAIL")
+def a07(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx)
+    lab.stream([a, b], 8)
+    lab.controller.checkpoint()
+    leaf, proof_bytes = lab.controller.inclusion(a.dev_id, 1, 3)
+    proof = InclusionProof.decode(proof_bytes)
+    forged = proof.replace(path=(hashlib.sha256(b"forged sibling").digest(), *proof.path[1:])).encode()
+    auditor = lab.auditor()
+    return attempt(lambda: auditor.verify_inclusion(leaf, forged))
+
+
+@case("A08", "C", "Valid record replayed under another device", "MAC_FAIL")
+def a08(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx)
+    lab.stream([b], 3)
+    rec = Report.decode(lab.report(a)).record
+    data = _set_record(Report.decode(lab.report(a)).encode(), dev_id=b.dev_id, epoch=b.epoch_number, seq=4,
+                       timestamp=rec.timestamp)
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A22", "C", "Controller state exposes chain material", "CHAIN_FAIL")
+def a22(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx)
+    reports = lab.stream([a, b], 3, ingest=False)
+    state = lab.controller._devices[a.dev_id]
+    # Everything the controller knows derives from ss / K_ep / K_evid; derive a "chain key" from it.
+    guess = kdf.expand(state.k_evid, kdf.label(b"disclosure", a.dev_id, state.epoch))
+    forged = _forge(lab.controller, a.dev_id, reports[4], dtag_key=guess, digest=bytes(32))
+    for data in reports:
+        lab.controller.ingest(forged if data == reports[4] else data)
+    lab.controller.checkpoint()
+    disc = Disclosure(a.dev_id, state.epoch, 3, guess).encode()
+    leaf, proof = lab.controller.inclusion(a.dev_id, state.epoch, 3)
+    auditor = lab.auditor()
+    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+
+
+# ---------------------------------------------------------------- Table VI: protocol-semantic (S)
+@case("A09", "S", "Correctly MACed record replayed", "SEQ_DUPLICATE")
+def a09(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    data = lab.report(a)
+    lab.controller.ingest(data)
+    lab.controller.ingest(lab.report(a))
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A10", "S", "Device skips a sequence number", "SEQ_GAP")
+def a10(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    lab.controller.ingest(lab.report(a))
+    lab.report(a)  # seq 2 never reaches the controller
+    data = lab.report(a)
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A11", "S", "Record from a superseded epoch", "EPOCH_STALE")
+def a11(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    old = lab.report(a)
+    lab.controller.ingest(old)
+    lab.open_epoch(a)  # epoch 2 supersedes epoch 1
+    data = lab.report(a)
+    lab.controller.ingest(data)
+    replay = lab.report(a)  # keep the device busy; the adversary replays an epoch-1 record
+    lab.controller.ingest(replay)
+    return attempt(lambda: lab.controller.ingest(old))
+
+
+@case("A12", "S", "Evidence from an unregistered device", "DEVICE_UNKNOWN")
+def a12(ctx: Context) -> Outcome:
+    lab, _, _ = _two_devices(ctx)
+    stranger = lab.device(3, register=False)
+    # The stranger is enrolled with a neighbouring controller, so its report is well formed and tagged.
+    neighbour = Lab(ctx.keys, ctx.seed + 1, ctx.workdir).controller
+    neighbour.register(ctx.keys.devices[2].cert)
+    lab.open_epoch(stranger, controller=neighbour)
+    data = lab.report(stranger)
+    neighbour.ingest(data)
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A13", "S", "Evidence from a revoked device", "REVOKED")
+def a13(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    lab.controller.ingest(lab.report(a))
+    lab.controller.revoke(a.dev_id)
+    data = lab.report(a)
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A14", "S", "Controller omits a record mid-batch", "SEQ_GAP")
+def a14(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=1_000)
+    lab.stream([a, b], 5)
+    batch, lab.controller.batch = lab.controller.batch, []
+    declared = spans_of(batch)  # the ranges the honest batch would declare
+    omit = random.Random(ctx.seed).choice([p for p in batch if p.dev_id == a.dev_id and 1 < p.seq < 5])
+    ckpt = lab.controller.commit([p for p in batch if p is not omit], spans=declared)
+    auditor = ColdAuditor(lab.controller_public)
+    return attempt(lambda: auditor.ingest_checkpoint(ckpt))
+
+
+@case("A15", "S", "Controller equivocates between verifiers", "CKPT_FORK")
+def a15(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=1_000)
+    lab.stream([a, b], 4)
+    batch = list(lab.controller.batch)
+    honest = lab.controller.checkpoint()
+    alt = batch[:-1]  # the second verifier is shown a history without the last report
+    view = Checkpoint.decode(honest)
+    other = lab.controller.sign(view.replace(tree_size=len(alt), root=merkle.root([p.leaf for p in alt]),
+                                             spans=spans_of(alt)))
+    first, second = ColdAuditor(lab.controller_public), ColdAuditor(lab.controller_public)
+    first.ingest_checkpoint(honest)
+    second.ingest_checkpoint(other)
+    return attempt(lambda: first.compare(second))
+
+
+@case("A16", "S", "Checkpoint withheld from the chain", "CKPT_DISCONTINUITY")
+def a16(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=4)
+    lab.stream([a, b], 6)
+    first, _, third = lab.controller.checkpoints[:3]
+    auditor = ColdAuditor(lab.controller_public)
+    lab.feed(auditor, first)
+    proof = lab.controller.consistency(auditor.last.tree_size, Checkpoint.decode(third).tree_size)
+    return attempt(lambda: auditor.ingest_checkpoint(third, proof))
+
+
+@case("A17", "S", "Chain key disclosed before commitment", "DISCLOSE_EARLY")
+def a17(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=1_000)
+    lab.stream([a, b], 4)
+    a.receive_checkpoint(lab.controller.checkpoint())
+    pending = lab.report(a)
+    lab.controller.ingest(pending)  # seq 5: verified by the controller, not yet in any checkpoint
+    leaked = Disclosure(a.dev_id, a.epoch_number, 5, a.current.chain.key(5)).encode()
+    empty_proof = InclusionProof(0, 0, ()).encode()
+    auditor = lab.auditor()
+    return attempt(lambda: auditor.verify_origin(pending, leaked, empty_proof))
+
+
+@case("A18", "S", "MAC tag length downgraded", "TAGLEN_DOWNGRADE")
+def a18(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    report = Report.decode(lab.report(a))
+    data = report.replace(tag=report.tag[:8], dtag=report.dtag[:8]).encode()  # a valid 64-bit prefix
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A19", "S", "Whole batch suppressed for one device", "SEQ_GAP")
+def a19(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=1_000)
+    commits = []
+    for batch_no in range(3):
+        lab.stream([a, b], 4)
+        batch, lab.controller.batch = lab.controller.batch, []
+        if batch_no == 1:
+            batch = [p for p in batch if p.dev_id != a.dev_id]
+        commits.append(lab.controller.commit(batch))
+    auditor = ColdAuditor(lab.controller_public)
+    lab.feed(auditor, commits[0])
+    lab.feed(auditor, commits[1])
+    return attempt(lambda: lab.feed(auditor, commits[2]))
+
+
+@case("A20", "S", "Controller omits and substitutes a record", "PROOF_FAIL")
+def a20(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=1_000)
+    lab.stream([a, b], 5)
+    batch, lab.controller.batch = lab.controller.batch, []
+    victim = next(p for p in batch if p.dev_id == a.dev_id and p.seq == 3)
+    forged = _forge(lab.controller, a.dev_id, victim.leaf, digest=hashlib.sha256(b"benign-looking").digest())
+    batch = [Pending(p.dev_id, p.epoch, p.seq, forged) if p is victim else p for p in batch]
+    ckpt = lab.controller.commit(batch)
+    auditor = lab.auditor()  # mechanism (a) alone accepts: count and ranges are intact
+    mine = [a.current.reports[s] for s in range(1, 6)]
+    return attempt(lambda: auditor.verify_subtree(ckpt, a.dev_id, 1, mine))
+
+
+@case("A21", "S", "Controller forges record and discloses", "MAC_FAIL")
+def a21(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=1_000)
+    lab.stream([a, b], 3)
+    batch, lab.controller.batch = lab.controller.batch, []
+    victim = next(p for p in batch if p.dev_id == a.dev_id and p.seq == 2)
+    forged = _forge(lab.controller, a.dev_id, victim.leaf, digest=hashlib.sha256(b"forged state").digest())
+    ckpt = lab.controller.commit([Pending(p.dev_id, p.epoch, p.seq, forged) if p is victim else p for p in batch])
+    a.receive_checkpoint(ckpt, check_subtree=False)  # mechanism (b) device: releases K_j once j is committed
+    disc = a.disclose(2)
+    leaf, proof = lab.controller.inclusion(a.dev_id, 1, 2)
+    auditor = lab.auditor()
+    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+
+
+@case("A23", "S", "Device replays sequence after restart", "MAC_FAIL")
+def a23(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    before = lab.stream([a], 3)
+    lab.controller.checkpoint()
+    a.restart()
+    lab.open_epoch(a)  # fresh-epoch recovery: new K_evid
+    replay = _set_record(before[0], epoch=a.epoch_number)  # pass the staleness check; tag is from the old key
+    return attempt(lambda: lab.controller.ingest(replay))
+
+
+# ---------------------------------------------------------------- Table VI: decoder (D)
+@case("A24", "D", "Record truncated", "TRUNCATED")
+def a24(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    data = lab.report(a)[:random.Random(ctx.seed).randrange(1, 83)]
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A25", "D", "Trailing bytes appended", "TRAILING")
+def a25(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    data = lab.report(a) + b"\x00"
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("A26", "D", "Domain-separation tag corrupted", "BAD_DOMAIN")
+def a26(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    data = bytearray(lab.report(a))
+    data[1 + random.Random(ctx.seed).randrange(len(Record.DOMAIN))] ^= 0x20
+    return attempt(lambda: lab.controller.ingest(bytes(data)))
+
+
+@case("A27", "D", "Unknown protocol version", "BAD_VERSION")
+def a27(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    data = bytearray(lab.report(a))
+    data[12] = 2  # the version octet (docs/protocol.md, record offset 12)
+    return attempt(lambda: lab.controller.ingest(bytes(data)))
+
+
+# ---------------------------------------------------------------- Table VI: positive controls
+@case("P1", "P", "Honest stream accepted by a cold auditor", ACCEPT, detail="2 checkpoints verified")
+def p1(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=16)
+    lab.stream([a, b], 16)
+
+    def audit() -> None:
+        auditor = lab.auditor()
+        for dev in (a, b):
+            for seq in range(1, 17):
+                leaf, proof = lab.controller.inclusion(dev.dev_id, 1, seq)
+                auditor.verify_inclusion(leaf, proof)
+        return auditor
+
+    out = attempt(audit)
+    n = len(lab.controller.checkpoints)
+    return dataclasses.replace(out, detail=f"{n} checkpoints verified") if out.code == ACCEPT else out
+
+
+@case("P2", "P", "Inclusion proof verifies with no secret", ACCEPT, detail="path length 4")
+def p2(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=16)
+    lab.stream([a, b], 8)
+    leaf, proof = lab.controller.inclusion(a.dev_id, 1, random.Random(ctx.seed).randrange(1, 9))
+    auditor = lab.auditor()  # public material only: controller public key and checkpoints
+    out = attempt(lambda: auditor.verify_inclusion(leaf, proof))
+    n = len(InclusionProof.decode(proof).path)
+    return dataclasses.replace(out, detail=f"path length {n}") if out.code == ACCEPT else out
+
+
+@case("P3", "P", "Public origin authentication after disclosure", ACCEPT, detail="mechanism (b), 8 records")
+def p3(ctx: Context) -> Outcome:
+    lab = ctx.lab(k=8)
+    a = lab.device(1)
+    lab.open_epoch(a)
+    lab.stream([a], 8)
+    a.receive_checkpoint(lab.controller.checkpoints[-1])
+    in_order, independent = lab.auditor(), lab.auditor()
+
+    def verify() -> None:
+        for j in range(1, 9):
+            disc = a.disclose(j)
+            leaf, proof = lab.controller.inclusion(a.dev_id, 1, j)
+            in_order.verify_origin(leaf, disc, proof, in_order=True)
+            independent.verify_origin(leaf, disc, proof, in_order=False)
+
+    out = attempt(verify)
+    return dataclasses.replace(out, detail="mechanism (b), 8 records") if out.code == ACCEPT else out
+
+
+@case("P4", "P", "Revoking one device leaves the fleet attesting", ACCEPT, detail="peer unaffected")
+def p4(ctx: Context) -> Outcome:
+    lab = ctx.lab(k=1_000)
+    fleet = [lab.device(n) for n in (1, 2, 3)]
+    for dev in fleet:
+        lab.open_epoch(dev)
+    lab.stream(fleet, 2)
+    lab.controller.revoke(fleet[1].dev_id)
+    revoked = attempt(lambda: lab.controller.ingest(lab.report(fleet[1])))
+    if revoked.code != "REVOKED":
+        return Outcome(revoked.code, f"revoked device was not rejected: {revoked.detail}")
+    peers = [fleet[0], fleet[2]]
+    out = attempt(lambda: (lab.stream(peers, 3), lab.controller.checkpoint(), lab.auditor()))
+    return dataclasses.replace(out, detail="peer unaffected") if out.code == ACCEPT else out
+
+
+@case("P5", "P", "One durable operation per checkpoint", ACCEPT, detail="{records} records, {fsyncs} fsync")
+def p5(ctx: Context) -> Outcome:
+    lab = ctx.lab(k=ctx.stream_k)
+    fleet = [lab.device(n) for n in (1, 2, 3, 4)]
+    for dev in fleet:
+        lab.open_epoch(dev)
+    before = lab.log.fsync_count
+    out = attempt(lambda: lab.stream(fleet, ctx.stream_records // len(fleet)))
+    fsyncs = lab.log.fsync_count - before
+    detail = f"{ctx.stream_records} records, {fsyncs} fsync"
+    if out.code != ACCEPT:
+        return out
+    if fsyncs != ctx.stream_records // ctx.stream_k or len(lab.log.entries()) != fsyncs:
+        return Outcome("WRONG_FSYNC_COUNT", detail)
+    lab.auditor()
+    return Outcome(ACCEPT, detail)
+
+
+# ---------------------------------------------------------------- extra cases beyond the paper
+@case("X01", "C", "Forged consistency proof between checkpoints", "PROOF_FAIL", table="extra")
+def x01(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=6)
+    lab.stream([a, b], 6)
+    first, second = lab.controller.checkpoints[:2]
+    auditor = ColdAuditor(lab.controller_public)
+    auditor.ingest_checkpoint(first)
+    proof = ConsistencyProof.decode(lab.controller.consistency(6, 12))
+    forged = proof.replace(path=tuple(hashlib.sha256(h).digest() for h in proof.path)).encode()
+    return attempt(lambda: auditor.ingest_checkpoint(second, forged))
+
+
+@case("X02", "S", "Checkpoint replayed to the device in a later epoch", "EPOCH_STALE", table="extra")
+def x02(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=1_000)
+    lab.stream([a, b], 4)
+    old = lab.controller.checkpoint()
+    a.receive_checkpoint(old)
+    lab.open_epoch(a)
+    lab.stream([a], 4)
+    return attempt(lambda: a.receive_checkpoint(old))  # would let K_1..K_4 of the new epoch out
+
+
+@case("X03", "S", "EPOCH_OPEN replayed after a newer epoch", "EPOCH_STALE", table="extra")
+def x03(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    first = lab.controller.epoch_open(a.dev_id, 1)
+    lab.open_epoch(a)
+    return attempt(lambda: a.accept_open(first))
+
+
+@case("X04", "S", "MAC tag length upgraded (8 → 16 octets)", "TAGLEN_DOWNGRADE", table="extra")
+def x04(ctx: Context) -> Outcome:
+    lab = ctx.lab(tag_len=8)
+    a = lab.device(1, min_tag_len=8)
+    lab.open_epoch(a)
+    report = Report.decode(lab.report(a))
+    data = report.replace(tag=report.tag + bytes(8), dtag=report.dtag + bytes(8)).encode()
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("X05", "S", "Device tuples reordered after signing", "SIG_FAIL", table="extra")
+def x05(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=1_000)
+    lab.stream([a, b], 3)
+    ckpt = Checkpoint.decode(lab.controller.checkpoint())
+    reordered = ckpt.replace(spans=ckpt.spans[::-1]).encode()
+    return attempt(lambda: ColdAuditor(lab.controller_public).ingest_checkpoint(reordered))
+
+
+@case("X06", "S", "Zero-length span signed into a checkpoint", "SEQ_GAP", table="extra")
+def x06(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=1_000)
+    lab.stream([a, b], 3)
+    batch, lab.controller.batch = lab.controller.batch, []
+    spans = spans_of([p for p in batch if p.dev_id == b.dev_id])
+    empty = Span(a.dev_id, 1, 1, 0, hashlib.sha256(b"").digest())
+    ckpt = lab.controller.commit([p for p in batch if p.dev_id == b.dev_id], spans=(empty, *spans))
+    return attempt(lambda: ColdAuditor(lab.controller_public).ingest_checkpoint(ckpt))
+
+
+@case("X07", "S", "Sequence counter wrapped to 0 by a compromised device", "SEQ_DUPLICATE", table="extra")
+def x07(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    lab.stream([a], 3)
+    wrapped = _forge(lab.controller, a.dev_id, lab.report(a), seq=0)  # the device holds K_evid too
+    return attempt(lambda: lab.controller.ingest(wrapped))
+
+
+@case("X08", "C", "Disclosed key reused in a later epoch", "CHAIN_FAIL", table="extra")
+def x08(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=1_000)
+    lab.stream([a, b], 2)
+    a.receive_checkpoint(lab.controller.checkpoint())
+    old_key = Disclosure.decode(a.disclose(1)).key
+    lab.open_epoch(a)
+    template = lab.report(a, disclosure_tag=False)
+    forged = _forge(lab.controller, a.dev_id, template, dtag_key=old_key)
+    lab.controller.ingest(forged)
+    lab.controller.checkpoint()
+    disc = Disclosure(a.dev_id, 2, 1, old_key).encode()
+    leaf, proof = lab.controller.inclusion(a.dev_id, 2, 1)
+    auditor = lab.auditor()
+    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+
+
+@case("X09", "S", "Restart loses uncommitted evidence", "ERR_EVIDENCE_INCOMPLETE", table="extra")
+def x09(ctx: Context) -> Outcome:
+    lab = ctx.lab(k=4)
+    a = lab.device(1)
+    lab.open_epoch(a)
+    lab.stream([a], 10)  # 1..8 committed in two checkpoints, 9..10 seen but uncommitted
+    a.restart()
+    lab.open_epoch(a)
+    lab.stream([a], 4)  # the next checkpoint carries EPOCH_CLOSE{last committed 8, last seen 10}
+    auditor = ColdAuditor(lab.controller_public)
+    lab.feed(auditor, lab.controller.checkpoints[0])
+    lab.feed(auditor, lab.controller.checkpoints[1])
+    return attempt(lambda: lab.feed(auditor, lab.controller.checkpoints[2]))
+
+
+@case("X10", "S", "Device restarts too frequently", "ERR_RESTART_RATE", table="extra")
+def x10(ctx: Context) -> Outcome:
+    lab = ctx.lab(max_restarts=3, restart_window=60_000)
+    a = lab.device(1)
+    for _ in range(3):
+        a.restart()
+        lab.open_epoch(a)
+        lab.now += 5_000
+    return attempt(lambda: lab.controller.open_epoch(a.dev_id, lab.now))
+
+
+@case("X11", "S", "Record after the epoch expiry", "EPOCH_STALE", table="extra")
+def x11(ctx: Context) -> Outcome:
+    lab = ctx.lab(epoch_lifetime=10_000)
+    a = lab.device(1)
+    lab.open_epoch(a)
+    lab.stream([a], 5)
+    lab.now += 10_000
+    data = lab.report(a)
+    return attempt(lambda: lab.controller.ingest(data))
+
+
+@case("X12", "C", "Checkpoint signed by a rogue controller key", "SIG_FAIL", table="extra")
+def x12(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx)
+    lab.stream([a, b], 3)
+    body = Checkpoint.decode(lab.controller.checkpoint())
+    rogue = SigningKey.generate("ML-DSA-65")
+    forged = body.replace(sig=rogue.sign(body)).encode()
+    return attempt(lambda: ColdAuditor(lab.controller_public).ingest_checkpoint(forged))
+
+
+@case("X13", "C", "EPOCH_CONFIRM without the device's KEM secret", "MAC_FAIL", table="extra")
+def x13(ctx: Context) -> Outcome:
+    lab = ctx.lab()
+    victim = lab.device(1)
+    impostor_keys = dataclasses.replace(ctx.keys.devices[1], dev_id=victim.dev_id)
+    impostor = type(victim)(victim.dev_id, impostor_keys.kem, lab.controller_public,
+                            random.Random(ctx.seed).randbytes)
+    confirm = impostor.respond(lab.controller.open_epoch(victim.dev_id, lab.now))
+    return attempt(lambda: lab.controller.confirm(confirm, lab.now))
+
+
+@case("X14", "C", "Device certificate not signed by the CA", "SIG_FAIL", table="extra")
+def x14(ctx: Context) -> Outcome:
+    from pqlab.amort.identity import CertificateAuthority
+
+    lab = ctx.lab()
+    rogue_ca = CertificateAuthority(SigningKey.generate("ML-DSA-65"))
+    keys = ctx.keys.devices[0]
+    cert = rogue_ca.issue(keys.dev_id, keys.kem.public, keys.sign.public)
+    return attempt(lambda: lab.controller.register(cert))
+
+
+@case("X15", "S", "Substituted report under a device sub-checkpoint", "PROOF_FAIL", table="extra")
+def x15(ctx: Context) -> Outcome:
+    lab, a, _ = _two_devices(ctx)
+    reports = lab.stream([a], 6)
+    sub = a.sub_checkpoint()
+    reports[2] = _forge(lab.controller, a.dev_id, reports[2], digest=bytes(32))
+    auditor = ColdAuditor(lab.controller_public)
+    return attempt(lambda: auditor.verify_sub_checkpoint(sub, PublicKey.of(ctx.keys.devices[0].sign), reports))
+
+
+@case("X16", "S", "Checkpoint rolls the tree back", "CKPT_DISCONTINUITY", table="extra")
+def x16(ctx: Context) -> Outcome:
+    lab, a, b = _two_devices(ctx, k=1_000)
+    lab.stream([a, b], 3)
+    first = lab.controller.checkpoint()
+    view = Checkpoint.decode(first)
+    lab.stream([a, b], 1)
+    lab.controller.checkpoint()
+    rollback = lab.controller.sign(view.replace(index=1, prev_hash=link_hash(first), tree_size=4,
+                                                root=lab.controller.tree.root(4), spans=()))
+    auditor = ColdAuditor(lab.controller_public)
+    auditor.ingest_checkpoint(first)
+    return attempt(lambda: auditor.ingest_checkpoint(rollback))
+
+
+@case("X17", "P", "SLH-DSA-128f checkpoint chain accepted by a cold auditor", ACCEPT, table="extra",
+      detail="2 checkpoints verified")
+def x17(ctx: Context) -> Outcome:
+    keys = ctx.slh_keys
+    lab = Lab(keys, ctx.seed, ctx.workdir, ControllerConfig(k=8))
+    a, b = lab.device(1), lab.device(2)
+    lab.open_epoch(a)
+    lab.open_epoch(b)
+    lab.stream([a, b], 8)
+    if keys.controller.algorithm != "SLH-DSA-SHA2-128f":
+        return Outcome("WRONG_SIGNER", keys.controller.algorithm)
+    out = attempt(lab.auditor)
+    return dataclasses.replace(out, detail=f"{len(lab.controller.checkpoints)} checkpoints verified") \
+        if out.code == ACCEPT else out
+
+
+@case("X18", "C", "SLH-DSA-128f checkpoint span altered after signing", "SIG_FAIL", table="extra")
+def x18(ctx: Context) -> Outcome:
+    lab = Lab(ctx.slh_keys, ctx.seed, ctx.workdir, ControllerConfig(k=1_000))
+    a = lab.device(1)
+    lab.open_epoch(a)
+    lab.stream([a], 4)
+    ckpt = Checkpoint.decode(lab.controller.checkpoint())
+    span = ckpt.spans[0]
+    tampered = ckpt.replace(spans=(dataclasses.replace(span, seq_hi=3),)).encode()
+    return attempt(lambda: ColdAuditor(lab.controller_public).ingest_checkpoint(tampered))
+
+
+@case("X19", "S", "Controller opens an epoch with 8-octet tags", "TAGLEN_DOWNGRADE", table="extra")
+def x19(ctx: Context) -> Outcome:
+    lab = ctx.lab(tag_len=8)
+    a = lab.device(1, min_tag_len=16)
+    confirm = a.respond(lab.controller.open_epoch(a.dev_id, lab.now))
+    opened = lab.controller.confirm(confirm, lab.now)
+    return attempt(lambda: a.accept_open(opened))
+
+
+def run_matrix(keys: KeySet, seed: int, *, slh_keys: KeySet | None = None, stream_records: int = 640,
+               stream_k: int = 64, cases: list[Case] | None = None, workdir: str | Path | None = None) -> pd.DataFrame:
+    """Run every case; one row each: case, class, adversary action, expected/observed code, pass, detail."""
+    rows = []
+    slh_keys = slh_keys or KeySet.generate(2, checkpoint_signer="SLH-DSA-SHA2-128f")
+    with tempfile.TemporaryDirectory(prefix="amort-matrix-", dir=workdir) as tmp:
+        for item in cases if cases is not None else CASES:
+            case_seed = int.from_bytes(hashlib.sha256(f"{seed}:{item.id}".encode()).digest()[:8], "big")
+            ctx = Context(keys, slh_keys, case_seed, Path(tmp) / item.id, stream_records, stream_k)
+            start = time.perf_counter()
+            try:
+                outcome = item.fn(ctx)
+            except AmortError as exc:
+                outcome = Outcome(f"SETUP:{exc.code}", str(exc))
+            expected_detail = item.expected_detail.format(records=stream_records,
+                                                          fsyncs=stream_records // stream_k)
+            passed = outcome.code == item.expected and (item.cls != "P" or outcome.detail == expected_detail)
+            rows.append({"case": item.id, "class": item.cls, "adversary action": item.action,
+                         "expected code": item.expected + (f" ({expected_detail})" if expected_detail else ""),
+                         "observed code": outcome.code + (f" ({outcome.detail})" if item.cls == "P" else ""),
+                         "pass": passed, "table": item.table, "detail": outcome.detail,
+                         "seconds": time.perf_counter() - start})
+    return pd.DataFrame(rows)
