@@ -38,7 +38,7 @@ class DisclosureChain:
         return self._keys[0]
 
     def key(self, j: int) -> bytes:
-        if not 1 <= j <= self.length:
+        if not 0 <= j <= self.length:
             raise AmortError(Code.CHAIN_FAIL, f"report {j} is beyond the chain of {self.length}", field="j")
         return self._keys[j]
 
