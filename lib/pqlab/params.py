@@ -38,15 +38,27 @@ class CostsParams(_Strict):
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
 
 
+class AttackMatrixParams(_Strict):
+    """AMORT-V1 Appendix A, Table VI: the attack matrix over the reference model."""
+
+    n_devices: int = Field(default=4, ge=2, le=64)
+    checkpoint_signer: Literal["ML-DSA-65"] = "ML-DSA-65"
+    alternative_signer: Literal["SLH-DSA-SHA2-128f"] = "SLH-DSA-SHA2-128f"
+    stream_records: int = Field(default=640, ge=1, le=1_000_000)  # P5: honest stream length
+    stream_k: int = Field(default=64, ge=1, le=1_000_000)  # P5: checkpoint interval
+    repeats: int = Field(ge=1, le=100)  # independent runs, each with its own seed and fresh keys
+
+
 class StudyParams(_Strict):
     """The parameters one run sees: the profile's values merged over the common ones."""
 
     profile: str
     seed: int = Field(ge=0, lt=2**63)
     costs: CostsParams
+    attack_matrix: AttackMatrixParams
 
 
-_PROFILE_KEYS = {"costs"}
+_PROFILE_KEYS = {"costs", "attack_matrix"}
 
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

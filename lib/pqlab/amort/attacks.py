@@ -42,6 +42,7 @@ ACCEPT = "ACCEPT"
 class Outcome:
     code: str
     detail: str
+    counts: tuple[tuple[str, int], ...] = ()  # instrumented counts a control reports (e.g. fsync calls)
 
 
 @dataclass(frozen=True)
@@ -485,10 +486,11 @@ def p5(ctx: Context) -> Outcome:
     detail = f"{ctx.stream_records} records, {fsyncs} fsync"
     if out.code != ACCEPT:
         return out
+    counts = (("records", ctx.stream_records), ("fsyncs", fsyncs), ("checkpoints", len(lab.controller.checkpoints)))
     if fsyncs != ctx.stream_records // ctx.stream_k or len(lab.log.entries()) != fsyncs:
-        return Outcome("WRONG_FSYNC_COUNT", detail)
+        return Outcome("WRONG_FSYNC_COUNT", detail, counts)
     lab.auditor()
-    return Outcome(ACCEPT, detail)
+    return Outcome(ACCEPT, detail, counts)
 
 
 # ---------------------------------------------------------------- extra cases beyond the paper
@@ -730,5 +732,5 @@ def run_matrix(keys: KeySet, seed: int, *, slh_keys: KeySet | None = None, strea
                          "expected code": item.expected + (f" ({expected_detail})" if expected_detail else ""),
                          "observed code": outcome.code + (f" ({outcome.detail})" if item.cls == "P" else ""),
                          "pass": passed, "table": item.table, "detail": outcome.detail,
-                         "seconds": time.perf_counter() - start})
+                         "counts": dict(outcome.counts), "seconds": time.perf_counter() - start})
     return pd.DataFrame(rows)
