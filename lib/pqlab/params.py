@@ -46,7 +46,7 @@ class AttackMatrixParams(_Strict):
     alternative_signer: Literal["SLH-DSA-SHA2-128f"] = "SLH-DSA-SHA2-128f"
     stream_records: int = Field(default=640, ge=1, le=1_000_000)  # P5: honest stream length
     stream_k: int = Field(default=64, ge=1, le=1_000_000)  # P5: checkpoint interval
-    repeats: int = Field(ge=1, le=100)  # independent runs, each with its own seed and fresh keys
+    repeats: int = Field(default=1, ge=1, le=100)  # independent runs, each with its own seed and fresh keys
 
 
 class StudyParams(_Strict):
@@ -55,7 +55,7 @@ class StudyParams(_Strict):
     profile: str
     seed: int = Field(ge=0, lt=2**63)
     costs: CostsParams
-    attack_matrix: AttackMatrixParams
+    attack_matrix: AttackMatrixParams = Field(default_factory=AttackMatrixParams)
 
 
 _PROFILE_KEYS = {"costs", "attack_matrix"}
