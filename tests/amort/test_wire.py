@@ -81,3 +81,14 @@ def test_error_names_the_field_and_offset():
         Record.decode(RECORD.encode()[:50])
     assert info.value.field.startswith("Record.digest@")
     assert "offset 46" in str(info.value)
+
+
+def test_protocol_doc_has_a_byte_table_for_every_message(repo_root):
+    doc = (repo_root / "docs" / "protocol.md").read_text()
+    for name in DECODERS:
+        cls = type(DECODERS[name](valid_messages()[name]))
+        domain = getattr(cls, "DOMAIN", None)
+        if domain:
+            assert f"ASCII `{domain.decode()}`" in doc, name
+    assert "Total: **83 octets**." in doc
+    assert "| 12 | 1 | version | 1 |" in doc  # the record offset the attack case A27 edits
