@@ -21,7 +21,7 @@ def _code(fn):
 def test_epoch_exchange_gives_both_sides_the_same_evidence_key(lab):
     a = lab.device(1)
     opened = EpochOpen.decode(lab.open_epoch(a))
-    assert a.current.k_evid == lab.controller._devices[a.dev_id].k_evid
+    assert a.current.k_evid == lab.controller.evidence_key(a.dev_id)[0]
     assert opened.k0 == a.current.chain.anchor and opened.tag_len == 16 and opened.epoch == 1
     assert a.current.chain.anchor != a.current.k_evid
 

@@ -22,6 +22,7 @@ import pandas as pd
 from pqlab.amort import kdf, merkle
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import Controller, ControllerConfig, Pending, link_hash, spans_of
+from pqlab.amort.device import Device
 from pqlab.amort.errors import AmortError
 from pqlab.amort.identity import PublicKey, SigningKey
 from pqlab.amort.lab import KeySet, Lab
@@ -101,10 +102,10 @@ def _forge(controller: Controller, device_id: bytes, template: bytes, *, dtag_ke
     """A malicious controller's forgery: it holds K_evid, so the evidence tag is valid; the dtag is not."""
     report = Report.decode(template)
     record = report.record.replace(**changes)
-    state = controller._devices[device_id]
+    k_evid, tag_len = controller.evidence_key(device_id)
     octets = record.encode()
-    dtag = kdf.mac(dtag_key, octets, state.tag_len) if dtag_key else bytes(state.tag_len)
-    return Report(record, kdf.mac(state.k_evid, octets, state.tag_len), dtag).encode()
+    dtag = kdf.mac(dtag_key, octets, tag_len) if dtag_key else bytes(tag_len)
+    return Report(record, kdf.mac(k_evid, octets, tag_len), dtag).encode()
 
 
 def _two_devices(ctx: Context, **config: object):
@@ -194,15 +195,15 @@ def a08(ctx: Context) -> Outcome:
 def a22(ctx: Context) -> Outcome:
     lab, a, b = _two_devices(ctx)
     reports = lab.stream([a, b], 3, ingest=False)
-    state = lab.controller._devices[a.dev_id]
+    k_evid, _ = lab.controller.evidence_key(a.dev_id)
     # Everything the controller knows derives from ss / K_ep / K_evid; derive a "chain key" from it.
-    guess = kdf.expand(state.k_evid, kdf.label(b"disclosure", a.dev_id, state.epoch))
+    guess = kdf.expand(k_evid, kdf.label(b"disclosure", a.dev_id, 1))
     forged = _forge(lab.controller, a.dev_id, reports[4], dtag_key=guess, digest=bytes(32))
     for data in reports:
         lab.controller.ingest(forged if data == reports[4] else data)
     lab.controller.checkpoint()
-    disc = Disclosure(a.dev_id, state.epoch, 3, guess).encode()
-    leaf, proof = lab.controller.inclusion(a.dev_id, state.epoch, 3)
+    disc = Disclosure(a.dev_id, 1, 3, guess).encode()
+    leaf, proof = lab.controller.inclusion(a.dev_id, 1, 3)
     auditor = lab.auditor()
     return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
 
@@ -232,11 +233,8 @@ def a11(ctx: Context) -> Outcome:
     old = lab.report(a)
     lab.controller.ingest(old)
     lab.open_epoch(a)  # epoch 2 supersedes epoch 1
-    data = lab.report(a)
-    lab.controller.ingest(data)
-    replay = lab.report(a)  # keep the device busy; the adversary replays an epoch-1 record
-    lab.controller.ingest(replay)
-    return attempt(lambda: lab.controller.ingest(old))
+    lab.controller.ingest(lab.report(a))
+    return attempt(lambda: lab.controller.ingest(old))  # the adversary replays the epoch-1 record
 
 
 @case("A12", "S", "Evidence from an unregistered device", "DEVICE_UNKNOWN")
@@ -631,9 +629,8 @@ def x12(ctx: Context) -> Outcome:
 def x13(ctx: Context) -> Outcome:
     lab = ctx.lab()
     victim = lab.device(1)
-    impostor_keys = dataclasses.replace(ctx.keys.devices[1], dev_id=victim.dev_id)
-    impostor = type(victim)(victim.dev_id, impostor_keys.kem, lab.controller_public,
-                            random.Random(ctx.seed).randbytes)
+    other_kem = ctx.keys.devices[1].kem  # a real ML-KEM key pair, but not the one certified for the victim
+    impostor = Device(victim.dev_id, other_kem, lab.controller_public, random.Random(ctx.seed).randbytes)
     confirm = impostor.respond(lab.controller.open_epoch(victim.dev_id, lab.now))
     return attempt(lambda: lab.controller.confirm(confirm, lab.now))
 

@@ -158,6 +158,15 @@ class Controller:
         self.batch = [p for p in self.batch if not (p.dev_id == dev_id and p.epoch == state.epoch)]
         self._closes.append((dev_id, state.epoch, state.last_seen))
 
+    def evidence_key(self, dev_id: bytes) -> tuple[bytes, int]:
+        """(K_evid, tag length) of the device's current epoch. The controller holds the evidence key — which is
+        exactly why an evidence tag proves nothing about origin to a third party (§IV-D); the attack matrix
+        uses this to play the malicious controller."""
+        state = self._state(dev_id, "dev_id")
+        if state.k_evid is None:
+            raise AmortError(Code.EPOCH_STALE, "device has no open epoch", field="dev_id")
+        return state.k_evid, state.tag_len
+
     def epoch_open(self, dev_id: bytes, epoch: int) -> bytes:
         """The signed EPOCH_OPEN of one epoch (auditors take K0 from it)."""
         return self._devices[dev_id].open_messages[epoch]
