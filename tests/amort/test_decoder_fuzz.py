@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.messages import DECODERS
 from tests.amort.samples import valid_messages
@@ -77,3 +78,45 @@ def test_decoders_never_crash_many(name):
     seen = [0]
     _property(name, settings(SLOW, max_examples=examples), seen)()
     assert seen[0] >= examples
+
+
+@pytest.fixture(scope="module")
+def honest_world(tmp_path_factory):
+    from pqlab.amort.controller import ControllerConfig
+    from pqlab.amort.lab import KeySet, Lab
+
+    world = Lab(KeySet.generate(2), 9, tmp_path_factory.mktemp("fuzz"), ControllerConfig(k=4), chain_length=4096)
+    a = world.device(1)
+    world.open_epoch(a)
+    world.stream([a], 4)
+    yield world, a
+    world.close()
+
+
+@settings(FAST, max_examples=300)
+@given(seed=st.integers(0, 2**64 - 1))
+def test_controller_and_auditor_reject_mutated_input_only_with_protocol_errors(honest_world, seed):
+    """Past the decoder too: mutated reports, checkpoints and disclosures end in a value or an AmortError."""
+    world, device = honest_world
+    rng = random.Random(seed)
+    report = world.report(device)
+    data = bytearray(report)
+    # Flip a bit of the record, tag length or evidence tag; the disclosure tag is not the controller's to
+    # check (it cannot know K_j) and is caught by the auditor after disclosure instead.
+    data[rng.randrange(83 + 1 + 16)] ^= 1 << rng.randrange(8)
+    with pytest.raises(AmortError):
+        world.controller.ingest(bytes(data))
+    world.controller.ingest(report)
+    ckpt = bytearray(world.controller.checkpoints[0])
+    ckpt[rng.randrange(len(ckpt))] ^= 1 << rng.randrange(8)
+    with pytest.raises(AmortError):
+        ColdAuditor(world.controller_public).ingest_checkpoint(bytes(ckpt))
+    device.current.committed_hi = max(device.current.committed_hi, 1)
+    disclosure = bytearray(device.disclose(1))
+    disclosure[rng.randrange(len(disclosure))] ^= 1 << rng.randrange(8)
+    leaf, proof = world.controller.inclusion(device.dev_id, 1, 1, tree_size=4)
+    auditor = ColdAuditor(world.controller_public)
+    auditor.ingest_epoch_open(world.controller.epoch_open(device.dev_id, 1))
+    auditor.ingest_checkpoint(world.controller.checkpoints[0])
+    with pytest.raises(AmortError):
+        auditor.verify_origin(leaf, bytes(disclosure), proof)
