@@ -44,6 +44,10 @@ class DurableLog:
             os.close(self._fd)
             self._fd = -1
 
+    def __del__(self) -> None:
+        if getattr(self, "_fd", -1) >= 0:
+            self.close()
+
     def __enter__(self) -> DurableLog:
         return self
 

@@ -9,10 +9,9 @@ import random
 from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, case
 from pqlab.amort.attacks.tamper import forge, two_devices
 from pqlab.amort.auditor import ColdAuditor
-from pqlab.amort.controller import ControllerConfig, link_hash, spans_of
+from pqlab.amort.controller import link_hash, spans_of
 from pqlab.amort.device import Device
 from pqlab.amort.identity import CertificateAuthority, PublicKey, SigningKey
-from pqlab.amort.lab import Lab
 from pqlab.amort.messages import Checkpoint, ConsistencyProof, Disclosure, Report, Span
 
 
@@ -198,7 +197,7 @@ def x16(ctx: Context) -> Outcome:
       detail="2 checkpoints verified")
 def x17(ctx: Context) -> Outcome:
     keys = ctx.slh_keys
-    lab = Lab(keys, ctx.seed, ctx.workdir, ControllerConfig(k=8))
+    lab = ctx.lab(keys, k=8)
     a, b = lab.device(1), lab.device(2)
     lab.open_epoch(a)
     lab.open_epoch(b)
@@ -212,7 +211,7 @@ def x17(ctx: Context) -> Outcome:
 
 @case("X18", "C", "SLH-DSA-128f checkpoint span altered after signing", "SIG_FAIL", table="extra")
 def x18(ctx: Context) -> Outcome:
-    lab = Lab(ctx.slh_keys, ctx.seed, ctx.workdir, ControllerConfig(k=1_000))
+    lab = ctx.lab(ctx.slh_keys, k=1_000)
     a = lab.device(1)
     lab.open_epoch(a)
     lab.stream([a], 4)

@@ -6,7 +6,7 @@ import hashlib
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -46,9 +46,13 @@ class Context:
     workdir: Path
     stream_records: int = 640
     stream_k: int = 64
+    labs: list[Lab] = field(default_factory=list)
 
-    def lab(self, **config: object) -> Lab:
-        return Lab(self.keys, self.seed, self.workdir, ControllerConfig(**config))
+    def lab(self, keys: KeySet | None = None, seed: int | None = None, **config: object) -> Lab:
+        """A fresh world for this case (closed by the runner afterwards)."""
+        lab = Lab(keys or self.keys, self.seed if seed is None else seed, self.workdir, ControllerConfig(**config))
+        self.labs.append(lab)
+        return lab
 
 
 CASES: list[Case] = []
@@ -89,6 +93,9 @@ def run_matrix(keys: KeySet, seed: int, *, slh_keys: KeySet | None = None, strea
                 outcome = item.fn(ctx)
             except AmortError as exc:
                 outcome = Outcome(f"SETUP:{exc.code}", str(exc))
+            finally:
+                for lab in ctx.labs:
+                    lab.close()
             expected_detail = item.expected_detail.format(records=stream_records,
                                                           fsyncs=stream_records // stream_k)
             passed = outcome.code == item.expected and (item.cls != "P" or outcome.detail == expected_detail)

@@ -11,7 +11,6 @@ from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, case
 from pqlab.amort.attacks.tamper import forge, set_record, two_devices
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import Pending, spans_of
-from pqlab.amort.lab import Lab
 from pqlab.amort.messages import Checkpoint, Disclosure, InclusionProof, Record, Report
 
 
@@ -141,7 +140,7 @@ def a12(ctx: Context) -> Outcome:
     lab, _, _ = two_devices(ctx)
     stranger = lab.device(3, register=False)
     # The stranger is enrolled with a neighbouring controller, so its report is well formed and tagged.
-    neighbour = Lab(ctx.keys, ctx.seed + 1, ctx.workdir).controller
+    neighbour = ctx.lab(seed=ctx.seed + 1).controller
     neighbour.register(ctx.keys.devices[2].cert)
     lab.open_epoch(stranger, controller=neighbour)
     data = lab.report(stranger)
