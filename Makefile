@@ -35,6 +35,7 @@ test: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench_python_vs_native.py
+	$(BIN)/python benchmarks/bench_attack_matrix.py
 
 lab: setup
 	$(BIN)/jupyter lab notebooks/

@@ -42,3 +42,23 @@ def test_bad_attack_matrix_params_name_the_field(project, section, value):
     with pytest.raises(ParamsError) as info:
         params.resolve(raw, "smoke")
     assert f"attack_matrix.{section}" in str(info.value)
+
+
+def test_cli_runs_the_matrix_and_reports_bad_params(project):
+    import subprocess
+    import sys
+
+    import yaml
+
+    params_file = project / "params" / "params.yaml"
+    done = subprocess.run([sys.executable, "-m", "pqlab.cli", "attacks", "--params", str(params_file),
+                           "--profile", "smoke"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "table6_attack_matrix.csv" in done.stdout and "A27" in done.stdout
+    raw = yaml.safe_load(params_file.read_text())
+    raw["attack_matrix"]["stream_k"] = 0
+    params_file.write_text(yaml.safe_dump(raw))
+    done = subprocess.run([sys.executable, "-m", "pqlab.cli", "attacks", "--params", str(params_file)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "attack_matrix.stream_k" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

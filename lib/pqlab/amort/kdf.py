@@ -17,8 +17,14 @@ def transcript_hash(*parts: bytes) -> bytes:
 
 
 def extract(salt: bytes, ikm: bytes) -> bytes:
-    """HKDF-Extract(salt, IKM) (RFC 5869 §2.2) via ``cryptography``'s ``HKDF.extract``."""
-    return HKDF.extract(hashes.SHA256(), salt, ikm)
+    """HKDF-Extract(salt, IKM) (RFC 5869 §2.2) via ``cryptography``'s ``HKDF.extract``.
+
+    Older ``cryptography`` releases have no public Extract; RFC 5869 defines it as HMAC-Hash(salt, IKM),
+    so the fallback computes exactly that with the standard library (tested against RFC 5869 case 1).
+    """
+    if hasattr(HKDF, "extract"):
+        return HKDF.extract(hashes.SHA256(), salt, ikm)
+    return hmac.digest(salt, ikm, "sha256")
 
 
 def expand(prk: bytes, info: bytes, length: int = KEY_OCTETS) -> bytes:
