@@ -65,3 +65,15 @@ def test_outcomes_do_not_depend_on_seed_or_on_running_a_subset(keys, matrix, tmp
     first = matrix.set_index("case")
     for case_id in again.index:
         assert again.loc[case_id, "observed code"] == first.loc[case_id, "observed code"]
+
+
+def test_p5_fsyncs_counted_at_the_os_call(keys, tmp_path, monkeypatch):
+    """Independent of DurableLog's own counter: wrap os.fsync itself while P5 streams 640 records at k = 64."""
+    import os
+
+    calls = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    p5 = [c for c in CASES if c.id == "P5"]
+    frame = run_matrix(keys, 5, cases=p5, workdir=tmp_path)
+    assert frame.loc[0, "pass"] and len(calls) == 10 == frame.loc[0, "counts"]["fsyncs"]
