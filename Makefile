@@ -36,6 +36,8 @@ test: setup
 bench: setup
 	$(BIN)/python benchmarks/bench_python_vs_native.py
 	$(BIN)/python benchmarks/bench_thread.py
+	$(BIN)/python benchmarks/bench_attack_matrix.py
+	$(BIN)/python benchmarks/bench_design_space.py
 
 lab: setup
 	$(BIN)/jupyter lab notebooks/

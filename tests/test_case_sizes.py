@@ -106,7 +106,7 @@ def paper_table1(repo_root):
     reference = yaml.safe_load((repo_root / "params" / "paper_reference.yaml").read_text())
     values = {}
     for q in reference["quantities"]:
-        if q["id"].startswith("case.t1."):
+        if q["id"].startswith("case.t1.") and q["column"] in ("Sigma1", "Sigma2", "Sigma3", "Total"):
             values[(q["row"], q["column"])] = int(q["value"])
     return values
 

@@ -1,4 +1,4 @@
-"""Command line: ``pqlab info``, ``params``, ``costs``, ``case-sizes``, ``transport`` and ``report``."""
+"""Command line: ``pqlab info``, ``params``, ``costs``, ``attacks``, ``case-sizes``, ``transport``, ``report``."""
 
 from __future__ import annotations
 
@@ -71,6 +71,24 @@ def _costs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _attacks(args: argparse.Namespace) -> int:
+    from pqlab import params
+    from pqlab.amort import study
+    from pqlab.paths import ProjectPaths
+
+    settings = params.load(args.params, args.profile)
+    root = Path(args.out_dir) if args.out_dir else params.project_root(args.params)
+    result = study.run(settings, ProjectPaths(root.resolve()))
+    print(result.table6.to_string(index=False))
+    print(result.extra.to_string(index=False))
+    for path in result.written:
+        print(f"wrote {path}")
+    passed = result.table6["pass"].all() and result.extra["pass"].all()
+    return 0 if passed else 1
+
+
+
+
 def _case_sizes(args: argparse.Namespace) -> int:
     from pqlab import params
     from pqlab.case import sizes_study
@@ -132,6 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="project folder to write data/ and paper_figs/ under (default: the params file's project)")
     costs.add_argument("--quiet", action="store_true", help="no progress bar")
     costs.set_defaults(func=_costs)
+
+    attacks = sub.add_parser("attacks", help="run the AMORT-V1 attack matrix (Table VI and extra cases)")
+    attacks.add_argument("--params", default="params/params.yaml")
+    attacks.add_argument("--profile", help="override the file's profile")
+    attacks.add_argument("--out-dir", help="project folder to write data/ and paper_figs/ under "
+                         "(default: the params file's project)")
+    attacks.set_defaults(func=_attacks)
 
     sizes = sub.add_parser("case-sizes", help="run the PQ-CASE size model (Table I payload columns, Fig. 1)")
     sizes.add_argument("--params", default="params/params.yaml")

@@ -183,6 +183,15 @@ class ThreadParams(_Strict):
     hops: tuple[int, ...] = Field(default=(1, 2, 3, 4), min_length=1)
     bootstrap_resamples: int = Field(default=10_000, ge=100, le=1_000_000)
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+class AttackMatrixParams(_Strict):
+    """AMORT-V1 Appendix A, Table VI: the attack matrix over the reference model."""
+
+    n_devices: int = Field(default=4, ge=2, le=64)
+    checkpoint_signer: Literal["ML-DSA-65"] = "ML-DSA-65"
+    alternative_signer: Literal["SLH-DSA-SHA2-128f"] = "SLH-DSA-SHA2-128f"
+    stream_records: int = Field(default=640, ge=1, le=1_000_000)  # P5: honest stream length
+    stream_k: int = Field(default=64, ge=1, le=1_000_000)  # P5: checkpoint interval
+    repeats: int = Field(default=1, ge=1, le=100)  # independent runs, each with its own seed and fresh keys
 
 
 class StudyParams(_Strict):
@@ -194,9 +203,10 @@ class StudyParams(_Strict):
     case_sizes: CaseSizesParams = CaseSizesParams()
     design_space: DesignSpaceParams = DesignSpaceParams()
     thread: ThreadParams = Field(default_factory=ThreadParams)
+    attack_matrix: AttackMatrixParams = Field(default_factory=AttackMatrixParams)
 
 
-_PROFILE_KEYS = {"costs", "case_sizes", "design_space", "thread"}
+_PROFILE_KEYS = {"costs", "attack_matrix", "case_sizes", "design_space", "thread"}
 
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

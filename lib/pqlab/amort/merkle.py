@@ -1,11 +1,21 @@
-"""RFC 6962 §2.1 Merkle hashing: leaf = SHA-256(0x00 ‖ data), node = SHA-256(0x01 ‖ left ‖ right)."""
+"""RFC 6962 Merkle tree: leaf/node hashing, tree heads, inclusion and consistency proofs, and an incremental tree.
+
+Hashing is RFC 6962 §2.1 (leaf = SHA-256(0x00 ‖ data), node = SHA-256(0x01 ‖ left ‖ right)); proofs are
+generated per §2.1.1 (PATH) and §2.1.2 (SUBPROOF) and verified with the iterative algorithms of
+RFC 9162 §2.1.3.2 and §2.1.4.2. Verification failures raise :class:`AmortError` with ``PROOF_FAIL``.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
+
+from pqlab.amort.errors import AmortError, Code
 
 LEAF_PREFIX = b"\x00"
 NODE_PREFIX = b"\x01"
+HASH_OCTETS = 32
+EMPTY_ROOT = hashlib.sha256(b"").digest()
 
 
 def leaf_hash(data: bytes) -> bytes:
@@ -18,11 +28,217 @@ def node_hash(left: bytes, right: bytes) -> bytes:
     return hashlib.sha256(NODE_PREFIX + left + right).digest()
 
 
-def root_hash(leaves: list[bytes]) -> bytes:
-    """Merkle Tree Hash (RFC 6962 §2.1) of a list of leaf data: split at the largest power of two below n."""
-    if not leaves:
-        return hashlib.sha256(b"").digest()
-    if len(leaves) == 1:
-        return leaf_hash(leaves[0])
-    split = 1 << ((len(leaves) - 1).bit_length() - 1)
-    return node_hash(root_hash(leaves[:split]), root_hash(leaves[split:]))
+def _split(n: int) -> int:
+    """The largest power of two strictly smaller than ``n`` (n ≥ 2)."""
+    return 1 << ((n - 1).bit_length() - 1)
+
+
+def _mth(hashes: Sequence[bytes]) -> bytes:
+    """Merkle Tree Hash over leaf hashes (already hashed)."""
+    if not hashes:
+        return EMPTY_ROOT
+    level = list(hashes)
+    # Bottom-up pairing gives the same tree as the recursive split: odd nodes are carried up unchanged.
+    while len(level) > 1:
+        paired = [node_hash(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            paired.append(level[-1])
+        level = paired
+    return level[0]
+
+
+def root(leaves: Sequence[bytes]) -> bytes:
+    """The RFC 6962 tree head over a sequence of leaf data; the empty tree is SHA-256 of the empty string."""
+    return _mth([leaf_hash(leaf) for leaf in leaves])
+
+
+def root_hash(leaves: Sequence[bytes]) -> bytes:
+    """Alias of :func:`root` (kept for existing callers)."""
+    return root(leaves)
+
+
+def _path(index: int, hashes: Sequence[bytes]) -> list[bytes]:
+    n = len(hashes)
+    if n <= 1:
+        return []
+    k = _split(n)
+    if index < k:
+        return [*_path(index, hashes[:k]), _mth(hashes[k:])]
+    return [*_path(index - k, hashes[k:]), _mth(hashes[:k])]
+
+
+def _subproof(m: int, hashes: Sequence[bytes], complete: bool) -> list[bytes]:
+    n = len(hashes)
+    if m == n:
+        return [] if complete else [_mth(hashes)]
+    k = _split(n)
+    if m <= k:
+        return [*_subproof(m, hashes[:k], complete), _mth(hashes[k:])]
+    return [*_subproof(m - k, hashes[k:], False), _mth(hashes[:k])]
+
+
+def _check_size(value: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise AmortError(Code.PROOF_FAIL, f"must be a non-negative integer, got {value!r}", field=name)
+    return value
+
+
+def inclusion_proof(leaves: Sequence[bytes], index: int) -> list[bytes]:
+    """The audit path (RFC 6962 §2.1.1) for leaf ``index`` in the tree over ``leaves``."""
+    _check_size(index, "index")
+    if index >= len(leaves):
+        raise AmortError(Code.PROOF_FAIL, f"leaf {index} is outside a tree of {len(leaves)}", field="index")
+    return _path(index, [leaf_hash(leaf) for leaf in leaves])
+
+
+def consistency_proof(leaves: Sequence[bytes], old_size: int) -> list[bytes]:
+    """The consistency proof (RFC 6962 §2.1.2) from the first ``old_size`` leaves to all of ``leaves``."""
+    _check_size(old_size, "old_size")
+    if old_size > len(leaves):
+        raise AmortError(Code.PROOF_FAIL, f"old size {old_size} exceeds new size {len(leaves)}", field="old_size")
+    if old_size == 0 or old_size == len(leaves):
+        return []
+    return _subproof(old_size, [leaf_hash(leaf) for leaf in leaves], True)
+
+
+def _check_proof(proof: Sequence[bytes]) -> list[bytes]:
+    items = list(proof)
+    for i, item in enumerate(items):
+        if not isinstance(item, (bytes, bytearray)) or len(item) != HASH_OCTETS:
+            raise AmortError(Code.PROOF_FAIL, f"proof element is not a {HASH_OCTETS}-octet hash", field=f"proof[{i}]")
+    return [bytes(item) for item in items]
+
+
+def root_from_inclusion(leaf_data: bytes, index: int, tree_size: int, proof: Sequence[bytes]) -> bytes:
+    """The root implied by an inclusion proof (RFC 9162 §2.1.3.2), or PROOF_FAIL if its shape is wrong."""
+    _check_size(index, "index")
+    _check_size(tree_size, "tree_size")
+    items = _check_proof(proof)
+    if index >= tree_size:
+        raise AmortError(Code.PROOF_FAIL, f"leaf {index} is outside a tree of {tree_size}", field="index")
+    fn, sn, r = index, tree_size - 1, leaf_hash(leaf_data)
+    for p in items:
+        if sn == 0:
+            raise AmortError(Code.PROOF_FAIL, "inclusion proof is too long", field="proof")
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            r = node_hash(r, p)
+        fn >>= 1
+        sn >>= 1
+    if sn != 0:
+        raise AmortError(Code.PROOF_FAIL, "inclusion proof is too short", field="proof")
+    return r
+
+
+def verify_inclusion(leaf_data: bytes, index: int, tree_size: int, proof: Sequence[bytes], root: bytes) -> None:
+    """Return None if ``proof`` shows ``leaf_data`` at ``index`` in the tree of ``tree_size`` with head ``root``."""
+    if root_from_inclusion(leaf_data, index, tree_size, proof) != root:
+        raise AmortError(Code.PROOF_FAIL, "inclusion proof does not lead to the tree head", field="root")
+
+
+def verify_consistency(old_size: int, new_size: int, old_root: bytes, new_root: bytes,
+                       proof: Sequence[bytes]) -> None:
+    """Return None if ``proof`` shows the tree of ``old_size`` is a prefix of the tree of ``new_size``."""
+    _check_size(old_size, "old_size")
+    _check_size(new_size, "new_size")
+    items = _check_proof(proof)
+    if old_size > new_size:
+        raise AmortError(Code.PROOF_FAIL, f"old size {old_size} exceeds new size {new_size}", field="old_size")
+    if old_size == new_size:
+        if items or old_root != new_root:
+            raise AmortError(Code.PROOF_FAIL, "equal sizes need equal roots and an empty proof", field="proof")
+        return
+    if old_size == 0:
+        if items:
+            raise AmortError(Code.PROOF_FAIL, "a proof from the empty tree must be empty", field="proof")
+        return
+    if old_size & (old_size - 1) == 0:
+        items = [old_root, *items]
+    if not items:
+        raise AmortError(Code.PROOF_FAIL, "consistency proof is empty", field="proof")
+    fn, sn = old_size - 1, new_size - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = items[0]
+    for c in items[1:]:
+        if sn == 0:
+            raise AmortError(Code.PROOF_FAIL, "consistency proof is too long", field="proof")
+        if fn & 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            sr = node_hash(sr, c)
+        fn >>= 1
+        sn >>= 1
+    if sn != 0 or fr != old_root or sr != new_root:
+        raise AmortError(Code.PROOF_FAIL, "consistency proof does not join the two tree heads", field="proof")
+
+
+class IncrementalTree:
+    """An append-only RFC 6962 tree: O(log n) append and root via a stack of perfect subtrees.
+
+    Leaf hashes are kept so proofs for any past size can be produced; ``root()`` agrees with :func:`root`.
+    """
+
+    def __init__(self) -> None:
+        self._hashes: list[bytes] = []
+        self._stack: list[tuple[int, bytes]] = []  # (height, hash) of perfect subtrees, left to right
+
+    def __len__(self) -> int:
+        return len(self._hashes)
+
+    def append(self, data: bytes) -> int:
+        """Add one leaf; returns its index."""
+        h = leaf_hash(data)
+        self._hashes.append(h)
+        height = 0
+        while self._stack and self._stack[-1][0] == height:
+            _, left = self._stack.pop()
+            h = node_hash(left, h)
+            height += 1
+        self._stack.append((height, h))
+        return len(self._hashes) - 1
+
+    def root(self, size: int | None = None) -> bytes:
+        """The tree head now, or at an earlier ``size``."""
+        if size is not None and size != len(self._hashes):
+            _check_size(size, "size")
+            if size > len(self._hashes):
+                raise AmortError(Code.PROOF_FAIL, f"tree has only {len(self._hashes)} leaves", field="size")
+            return _mth(self._hashes[:size])
+        if not self._stack:
+            return EMPTY_ROOT
+        r = self._stack[-1][1]
+        for _, left in reversed(self._stack[:-1]):
+            r = node_hash(left, r)
+        return r
+
+    def leaf_hashes(self, start: int = 0, stop: int | None = None) -> list[bytes]:
+        """Leaf hashes in ``[start, stop)``."""
+        return self._hashes[start:stop]
+
+    def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
+        """The audit path of leaf ``index`` in the tree of ``size`` leaves (default: now)."""
+        size = len(self._hashes) if size is None else _check_size(size, "size")
+        _check_size(index, "index")
+        if size > len(self._hashes) or index >= size:
+            raise AmortError(Code.PROOF_FAIL, f"no leaf {index} in a tree of {size}", field="index")
+        return _path(index, self._hashes[:size])
+
+    def consistency_proof(self, old_size: int, new_size: int | None = None) -> list[bytes]:
+        """The consistency proof from ``old_size`` to ``new_size`` leaves (default: now)."""
+        new_size = len(self._hashes) if new_size is None else _check_size(new_size, "new_size")
+        _check_size(old_size, "old_size")
+        if new_size > len(self._hashes) or old_size > new_size:
+            raise AmortError(Code.PROOF_FAIL, f"no consistency from {old_size} to {new_size}", field="old_size")
+        if old_size == 0 or old_size == new_size:
+            return []
+        return _subproof(old_size, self._hashes[:new_size], True)

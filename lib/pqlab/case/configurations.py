@@ -139,6 +139,11 @@ def _sized_chain(noc: str, icac: str | None, rcac: str, seed: int, role: str, no
     return build_chain(noc, icac, rcac, SizedMaterial(seed), f"{role}:{noc}/{icac}/{rcac}", node_id=node_id)
 
 
+def clear_chain_cache() -> None:
+    """Forget the shared sized chains (benchmarks time a cold sweep)."""
+    _sized_chain.cache_clear()
+
+
 def _chain(noc: str, icac: str | None, rcac: str, material: Material, role: str, node_id: int) -> Chain:
     """A party's chain; sized (deterministic) chains are built once per algorithm triple and reused.
 

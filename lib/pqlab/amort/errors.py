@@ -1,0 +1,42 @@
+"""The AMORT-V1 protocol error codes and the one exception type that carries them."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pqlab.errors import PqlabError
+
+
+class Code(StrEnum):
+    """Every rejection the reference model can produce (issue 3 §6; AMORT-V1 Table VI and §IV-E)."""
+
+    MAC_FAIL = "MAC_FAIL"
+    TRUNCATED = "TRUNCATED"
+    TRAILING = "TRAILING"
+    SIG_FAIL = "SIG_FAIL"
+    CHAIN_FAIL = "CHAIN_FAIL"
+    PROOF_FAIL = "PROOF_FAIL"
+    SEQ_DUPLICATE = "SEQ_DUPLICATE"
+    SEQ_GAP = "SEQ_GAP"
+    EPOCH_STALE = "EPOCH_STALE"
+    DEVICE_UNKNOWN = "DEVICE_UNKNOWN"
+    REVOKED = "REVOKED"
+    CKPT_FORK = "CKPT_FORK"
+    CKPT_DISCONTINUITY = "CKPT_DISCONTINUITY"
+    DISCLOSE_EARLY = "DISCLOSE_EARLY"
+    TAGLEN_DOWNGRADE = "TAGLEN_DOWNGRADE"
+    BAD_DOMAIN = "BAD_DOMAIN"
+    BAD_VERSION = "BAD_VERSION"
+    ERR_EVIDENCE_INCOMPLETE = "ERR_EVIDENCE_INCOMPLETE"
+    ERR_RESTART_RATE = "ERR_RESTART_RATE"
+
+
+class AmortError(PqlabError):
+    """A protocol rejection: ``code`` is one of :class:`Code`; ``field`` names the field or byte offset."""
+
+    code = "AMORT_PROTOCOL"
+
+    def __init__(self, code: Code, message: str, *, field: str | None = None) -> None:
+        self.reason = Code(code)
+        self.code = self.reason.value
+        super().__init__(f"[{self.code}] {message}", field=field)

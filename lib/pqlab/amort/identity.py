@@ -1,0 +1,97 @@
+"""Long-term signing identities (controller, CA, device) and the minimal certificate authority."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pqlab.amort.errors import AmortError, Code
+from pqlab.amort.messages import SIG_ALGORITHM_IDS, SIG_ALGORITHMS, Certificate, Message
+from pqlab.crypto import get_kem, get_signer
+from pqlab.crypto.base import Signer
+from pqlab.errors import CryptoInputError
+
+KEM_ALGORITHM = "ML-KEM-768"
+
+
+def context(message: type[Message] | Message) -> bytes:
+    """FIPS 204/205 context string binding a signature to one message type."""
+    return b"AMORT-V1/" + message.DOMAIN
+
+
+@dataclass
+class SigningKey:
+    """A signature key pair with its algorithm; ``public`` is what verifiers hold."""
+
+    signer: Signer
+    public: bytes
+    secret: Any
+
+    @classmethod
+    def generate(cls, algorithm: str = "ML-DSA-65", backend: str = "auto") -> SigningKey:
+        signer = get_signer(algorithm, backend)
+        pair = signer.keygen()
+        return cls(signer, pair.public, pair.secret)
+
+    @property
+    def algorithm(self) -> str:
+        return self.signer.algorithm
+
+    @property
+    def alg_id(self) -> int:
+        return SIG_ALGORITHM_IDS[self.algorithm]
+
+    def sign(self, message: Message) -> bytes:
+        return self.signer.sign(self.secret, message.tbs(), context(message))
+
+
+@dataclass
+class PublicKey:
+    """A verifier's view of a signing key: algorithm name and public octets."""
+
+    algorithm: str
+    public: bytes
+    backend: str = "auto"
+
+    @classmethod
+    def of(cls, key: SigningKey) -> PublicKey:
+        return cls(key.algorithm, key.public)
+
+    def verify(self, message: Message, signature: bytes, what: str) -> None:
+        """SIG_FAIL unless ``signature`` is this key's signature over ``message``'s signed octets."""
+        alg_id = getattr(message, "sig_alg", None)
+        if alg_id is not None and SIG_ALGORITHMS.get(alg_id) != self.algorithm:
+            raise AmortError(Code.SIG_FAIL, f"signed with {SIG_ALGORITHMS.get(alg_id)}, key is {self.algorithm}",
+                             field=f"{what}.sig_alg")
+        try:
+            ok = get_signer(self.algorithm, self.backend).verify(self.public, message.tbs(), signature,
+                                                                  context(message))
+        except CryptoInputError:
+            ok = False
+        if not ok:
+            raise AmortError(Code.SIG_FAIL, "signature does not verify", field=f"{what}.sig")
+
+
+class CertificateAuthority:
+    """Issues minimal certificates binding a device's ML-KEM key (and optional ML-DSA key) to its dev_id."""
+
+    def __init__(self, key: SigningKey) -> None:
+        self.key = key
+        self.public = PublicKey.of(key)
+        self._serial = 0
+
+    def issue(self, dev_id: bytes, kem_pk: bytes, sig_pk: bytes = b"") -> bytes:
+        self._serial += 1
+        cert = Certificate(self._serial, dev_id, kem_pk, sig_pk)
+        return cert.replace(ca_sig=self.key.sign(cert)).encode()
+
+
+def verify_certificate(data: bytes, ca: PublicKey) -> Certificate:
+    """Decode a certificate and check the CA signature."""
+    cert = Certificate.decode(data)
+    ca.verify(cert, cert.ca_sig, "Certificate")
+    return cert
+
+
+def new_kem_keypair() -> Any:
+    return get_kem(KEM_ALGORITHM).keygen()

@@ -1,0 +1,19 @@
+"""Shared AMORT fixtures: one long-term key set per test session (keygen is the slow part)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pqlab.amort.lab import KeySet, Lab
+
+
+@pytest.fixture(scope="session")
+def keys() -> KeySet:
+    return KeySet.generate(4)
+
+
+@pytest.fixture
+def lab(keys, tmp_path) -> Lab:
+    world = Lab(keys, 20261202, tmp_path)
+    yield world
+    world.close()

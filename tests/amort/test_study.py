@@ -1,0 +1,64 @@
+"""The attack-matrix study writes Table VI, the extra-case table, a figure and metrics from one real run."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from pqlab import params
+from pqlab.amort import study
+from pqlab.errors import ParamsError
+from pqlab.paths import ProjectPaths
+
+
+def test_study_writes_tables_figure_and_metrics(project):
+    settings = params.load(project / "params" / "params.yaml", "smoke")
+    result = study.run(settings, ProjectPaths(project))
+    figs = project / "paper_figs" / "amort"
+    table = pd.read_csv(figs / "table6_attack_matrix.csv")
+    assert list(table.columns) == study.TABLE_COLUMNS
+    assert list(table["case"]) == [f"A{i:02d}" for i in range(1, 28)] + [f"P{i}" for i in range(1, 6)]
+    assert table["pass"].all()
+    extra = pd.read_csv(figs / "attack_matrix_extra.csv")
+    assert len(extra) >= 8 and extra["pass"].all()
+    assert (figs / "table6_attack_matrix.md").read_text().startswith("| case")
+    assert (figs / "attack_matrix_overview.png").stat().st_size > 0
+    metrics = json.loads((project / "data" / "derived" / "attack_matrix_metrics.json").read_text())
+    assert metrics["table6"]["cases_passed"] == 27 and metrics["table6"]["controls_passed"] == 5
+    assert metrics["table6"]["by_class_passed"] == {"C": 9, "D": 4, "S": 14}
+    assert metrics["p5"]["fsync_count"] == 10 and metrics["p5"]["records"] == 640
+    assert metrics == result.metrics | {"matrix_seconds": metrics["matrix_seconds"]}
+
+
+@pytest.mark.parametrize(("section", "value"), [("stream_k", 0), ("repeats", 0), ("checkpoint_signer", "RSA")])
+def test_bad_attack_matrix_params_name_the_field(project, section, value):
+    raw = params.load_raw(project / "params" / "params.yaml")
+    if section == "repeats":
+        raw["profiles"]["smoke"]["attack_matrix"]["repeats"] = value
+    else:
+        raw["attack_matrix"][section] = value
+    with pytest.raises(ParamsError) as info:
+        params.resolve(raw, "smoke")
+    assert f"attack_matrix.{section}" in str(info.value)
+
+
+def test_cli_runs_the_matrix_and_reports_bad_params(project):
+    import subprocess
+    import sys
+
+    import yaml
+
+    params_file = project / "params" / "params.yaml"
+    done = subprocess.run([sys.executable, "-m", "pqlab.cli", "attacks", "--params", str(params_file),
+                           "--profile", "smoke"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "table6_attack_matrix.csv" in done.stdout and "A27" in done.stdout
+    raw = yaml.safe_load(params_file.read_text())
+    raw["attack_matrix"]["stream_k"] = 0
+    params_file.write_text(yaml.safe_dump(raw))
+    done = subprocess.run([sys.executable, "-m", "pqlab.cli", "attacks", "--params", str(params_file)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "attack_matrix.stream_k" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -1,0 +1,92 @@
+"""The design space: exact point count, sizes from the encoder, families, filters, and the study's outputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pqlab import params
+from pqlab.case import design_space as ds
+from pqlab.case import design_space_study
+from pqlab.case.configurations import CaseConfig, case_message_sizes
+from pqlab.errors import ParamsError
+from pqlab.paths import ProjectPaths
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    from tests.conftest import REPO
+
+    root = tmp_path_factory.mktemp("design")
+    (root / "params").mkdir()
+    for source in (REPO / "params").glob("*.yaml"):
+        (root / "params" / source.name).write_text(source.read_text())
+    settings = params.load(root / "params" / "params.yaml", "smoke")
+    return root, settings, design_space_study.run(settings, ProjectPaths(root))
+
+
+def test_exactly_3780_distinct_points(study):
+    _, settings, result = study
+    p = settings.design_space
+    expected = len(p.key_exchanges) * len(p.noc) * len(p.icac) * len(p.rcac) * len(p.modes)
+    assert expected == 3780
+    assert len(result.space) == 3780
+    assert result.space[["key_exchange", "noc", "icac", "rcac", "mode"]].drop_duplicates().shape[0] == 3780
+
+
+def test_sizes_are_the_encoders(study):
+    _, _, result = study
+    for row in result.space.sample(25, random_state=7).to_dict("records"):
+        config = CaseConfig(key_exchange=row["key_exchange"], noc=row["noc"],
+                            icac=None if row["icac"] == "none" else row["icac"], rcac=row["rcac"],
+                            auth=row["auth"], cached=row["cached"],
+                            auth_kem="ML-KEM-768" if row["auth"] != "sig" else None)
+        sizes = case_message_sizes(config)
+        assert sizes["Total"] == row["total"]
+        assert max(sizes[m] for m in ds.MESSAGES) == row["largest"]
+        assert row["fits"] == (row["largest"] <= 1178)
+
+
+def test_pareto_rows_are_not_dominated_within_their_restriction(study):
+    _, _, result = study
+    for name, families in design_space_study.RESTRICTIONS.items():
+        pool = ds.restrict(result.space, families)
+        for row in result.pareto[result.pareto["restriction"] == name].itertuples():
+            better = pool[(pool["total"] <= row.total) & (pool["device_ms"] <= row.device_ms + 1e-9)
+                          & ((pool["total"] < row.total) | (pool["device_ms"] < row.device_ms - 0.005))]
+            assert better.empty, (name, row)
+
+
+def test_families_rank_the_least_established_algorithm():
+    base = dict(key_exchange="ML-KEM-768", icac=None, auth="sig", cached="none")
+    assert ds.family(CaseConfig(noc="ML-DSA-44", rcac="SLH-DSA-SHA2-128s", **base)) == ds.FAMILY_FIPS
+    assert ds.family(CaseConfig(noc="Falcon-512", rcac="ML-DSA-44", **base)) == ds.FAMILY_FALCON
+    assert ds.family(CaseConfig(noc="Falcon-512", rcac="UOV-Is-pkc", **base)) == ds.FAMILY_ADDITIONAL
+    assert ds.family(CaseConfig(noc="MAYO-2", rcac="ECDSA-P256", **base)) == ds.FAMILY_CLASSICAL
+
+
+def test_filter_space_applies_every_constraint(study):
+    _, _, result = study
+    found = ds.filter_space(result.space, max_message=2500, max_device_ms=50, families=[ds.FAMILY_FIPS])
+    assert not found.empty
+    assert (found["largest"] <= 2500).all() and (found["device_ms"] <= 50).all()
+    assert set(found["family"]) == {ds.FAMILY_FIPS}
+    assert list(found["total"]) == sorted(found["total"])
+
+
+def test_outputs_and_metrics(study):
+    root, _, result = study
+    for relative in ("data/derived/design_space.parquet", "paper_figs/case/fig6_design_space.png",
+                     "paper_figs/case/table1_device_pq.md", "paper_figs/case/design_space_pareto.md"):
+        assert (root / relative).stat().st_size > 0
+    metrics = json.loads((root / "data" / "derived" / "design_space_metrics.json").read_text())
+    assert metrics["points"] == 3780
+    assert set(metrics["device_pq"]) == {c for c in result.device_pq["config"]}
+
+
+def test_bad_mode_names_its_entry(study):
+    _, settings, _ = study
+    bad = settings.design_space.model_copy(update={"modes": ("sig/none", "pdk/all")})
+    with pytest.raises(ParamsError, match=r"design_space.modes\[1\]"):
+        design_space_study.parse_modes(bad.modes)
