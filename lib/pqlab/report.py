@@ -134,7 +134,7 @@ def render(reference: Reference, table: pd.DataFrame) -> str:
         for r in rows.itertuples():
             ratio = "—" if r.ratio is None or pd.isna(r.ratio) else f"{r.ratio:.3g}×"
             lines.append(f"| {r.quantity} | {r.source} | {_fmt(r.paper)} | {_fmt(r.here)} | {ratio} | {r.unit} "
-                         f"| {r.machine or '—'} | {r.note} |")
+                         f"| {'—' if pd.isna(r.machine) else r.machine} | {r.note} |")
         lines.append("")
     return "\n".join(lines)
 
