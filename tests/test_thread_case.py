@@ -103,3 +103,19 @@ def test_study_on_table1_configurations_records_both_channel_priorities(project,
     grid = study.pd.read_parquet(project / "data" / "derived" / "thread_grid.parquet")
     one_hop = grid[(grid["config"] == "B") & (grid["hops"] == 1) & (grid["loss"] == "none") & ~grid["sleepy"]]
     assert len(one_hop) and (one_hop["frames"] == 20).all()
+
+
+def test_cli_transport_defaults_to_table1_from_the_size_model(project):
+    import subprocess
+    import sys
+
+    path = project / "params" / "params.yaml"
+    raw = yaml.safe_load(path.read_text())
+    raw["thread"]["hops"] = [1]
+    raw["profiles"]["smoke"]["thread"]["configurations"] = ["B", "C1"]
+    path.write_text(yaml.safe_dump(raw))
+    done = subprocess.run([sys.executable, "-m", "pqlab.cli", "transport", "--params", str(path), "--profile",
+                           "smoke", "--workers", "1", "--quiet"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    table = study.pd.read_csv(project / "paper_figs" / "case" / "table1_case_times.csv")
+    assert sorted(table["config"]) == ["B", "C1"] and (table["time_1hop_none_s"] > 0).all()

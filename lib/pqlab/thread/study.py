@@ -88,6 +88,8 @@ def headline(summary: pd.DataFrame, roles: Mapping[str, str]) -> dict:
         out[f"drop_in_1hop_none_{transport}_s"] = med(d3, 1, "none", transport)
         out[f"drop_in_3hop_none_{transport}_s"] = med(d3, 3, "none", transport)
         out[f"drop_in_4hop_heavy_{transport}_s"] = med(d3, 4, "heavy_wifi", transport)
+        out[f"drop_in_4hop_heavy_{transport}_failure_rate"] = _value(summary, "failure_rate", d3, 4, "heavy_wifi",
+                                                                      transport)
     for hops in (3, 4):
         ip, blk = med(d3, hops, "heavy_wifi", "ipv6"), med(d3, hops, "heavy_wifi", "block")
         out[f"drop_in_ratio_ipv6_block_{hops}hop_heavy"] = ip / blk if ip and blk else None
