@@ -8,9 +8,10 @@ import pytest
 import yaml
 
 from pqlab import params
-from pqlab.case.configurations import TABLE1, CaseConfigError, case_message_sizes, table1_config
+from pqlab.case.configurations import TABLE1, case_message_sizes, table1_config
 from pqlab.case.device_compute import device_pq_ms, device_pq_ms_by_phase, load_cycles
 from pqlab.case.framing import frames_for_message
+from pqlab.errors import ParamsError
 from pqlab.paths import ProjectPaths
 from pqlab.thread import study
 from pqlab.thread.case_inputs import table1_inputs
@@ -46,9 +47,14 @@ def test_inputs_come_from_the_size_and_compute_models_in_phase_order(cycles):
     assert compute["C5"][0] > compute["S4"][0]
 
 
-def test_inputs_reject_unknown_configurations(cycles):
-    with pytest.raises(CaseConfigError, match="Z9"):
+def test_inputs_reject_unknown_configurations_naming_the_field(cycles, tmp_path):
+    with pytest.raises(ParamsError, match="Z9") as caught:
         table1_inputs(["B", "Z9"], cycles)
+    assert caught.value.field == "thread.configurations"
+    bad = tmp_path / "cycles.yaml"
+    bad.write_text("clock_mhz: fast\n")
+    with pytest.raises(ParamsError):
+        table1_inputs(["B"], bad)
 
 
 def test_inputs_accept_a_cycles_path(repo_root, cycles):
