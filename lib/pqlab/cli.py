@@ -109,9 +109,14 @@ def _transport(args: argparse.Namespace) -> int:
     from pqlab import params
     from pqlab.paths import ProjectPaths
     from pqlab.thread import study
+    from pqlab.thread.case_inputs import table1_inputs
 
     settings = params.load(args.params, args.profile)
-    configs, compute = study.load_configs(args.configs)
+    if args.configs:
+        configs, compute = study.load_configs(args.configs)
+    else:
+        cycles = Path(args.params).resolve().parent / settings.design_space.cycles_file
+        configs, compute = table1_inputs(settings.thread.configurations, cycles)
     root = Path(args.out_dir) if args.out_dir else params.project_root(args.params)
     result = study.run(settings, ProjectPaths(root.resolve()), configs, compute, workers=args.workers,
                        scheduler=args.scheduler, progress=not args.quiet)
@@ -166,8 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
     sizes.set_defaults(func=_case_sizes)
 
     tr = sub.add_parser("transport", help="run the PQ-CASE Thread transport grid (Fig. 2, Table I times)")
-    tr.add_argument("--configs", required=True,
-                    help="YAML/JSON: name -> {sizes: [Sigma1, Sigma2, Sigma3, status], device_compute_ms: [a, b]}")
+    tr.add_argument("--configs",
+                    help="YAML/JSON: name -> {sizes: [Sigma1, Sigma2, Sigma3, status], device_compute_ms: "
+                    "[before Sigma2, before the status report]} (default: thread.configurations from Table I, "
+                    "sizes from the CASE size model)")
     tr.add_argument("--params", default="params/params.yaml")
     tr.add_argument("--profile", help="override the file's profile")
     tr.add_argument("--out-dir", help="project folder to write data/ and paper_figs/ under")

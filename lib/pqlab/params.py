@@ -177,6 +177,9 @@ class ThreadParams(_Strict):
     scenarios: dict[str, LossScenario] = Field(default_factory=_default_scenarios, min_length=1)
     switches: ThreadSwitches = Field(default_factory=ThreadSwitches)
     # grid and statistics
+    configurations: tuple[str, ...] = Field(
+        default=("B", "D1", "D2", "D3", "D4", "S1", "S2", "S3", "S4", "S5", "C1", "C2", "C3", "C4", "C5"),
+        min_length=1)  # Table I names (pqlab.case.configurations); sizes come from the CASE size model
     figure_configs: dict[str, str] = Field(default_factory=lambda: {
         "classical": "B", "drop_in": "D3", "smallest": "C5", "key_exchange": "C1"})  # configuration names (§V-VI)
     runs: int = Field(default=300, ge=1, le=1_000_000)

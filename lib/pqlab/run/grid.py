@@ -7,6 +7,7 @@ index, so results do not depend on chunking, worker count or executor (local pro
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -21,12 +22,21 @@ import pandas as pd
 
 from pqlab.io import write_parquet
 from pqlab.params import ThreadParams
-from pqlab.thread import core
+from pqlab.thread import core, framing, model
 from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
 
 SCHEDULER_ENV = "PQLAB_DASK_SCHEDULER"
 SINGLE_LABEL = "datagram"  # every message fits: one transport, not three
 KEY_COLUMNS = ("config", "hops", "loss", "sleepy", "transport")
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """Hash of the compiled C core and the plan builder: kept parts from older code are not reused."""
+    digest = hashlib.blake2b(digest_size=10)
+    for path in (core._core.__file__, model.__file__, framing.__file__):
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,7 @@ class GridPoint:
     scenario: Scenario
 
     def point_id(self, params: ThreadParams, runs: int) -> str:
-        blob = json.dumps([self.config, self.transport, self.scenario.key(), runs,
+        blob = json.dumps([code_fingerprint(), self.config, self.transport, self.scenario.key(), runs,
                            params.model_dump(mode="json", exclude={"runs", "bootstrap_resamples", "confidence"})],
                           sort_keys=True)
         return hashlib.blake2b(blob.encode(), digest_size=10).hexdigest()

@@ -1,0 +1,127 @@
+"""The transport study fed by the CASE size model: inputs per Table I configuration, and the §V frame checks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from pqlab import params
+from pqlab.case.configurations import TABLE1, case_message_sizes, table1_config
+from pqlab.case.device_compute import device_pq_ms, device_pq_ms_by_phase, load_cycles
+from pqlab.case.framing import frames_for_message
+from pqlab.errors import ParamsError
+from pqlab.paths import ProjectPaths
+from pqlab.thread import study
+from pqlab.thread.case_inputs import table1_inputs
+from pqlab.thread.model import handshake_frames
+
+
+@pytest.fixture(scope="module")
+def cycles(repo_root):
+    return load_cycles(repo_root / "params" / "pqm4_cycles.yaml")
+
+
+@pytest.fixture(scope="module")
+def project_thread(repo_root):
+    """The transport model exactly as params/params.yaml configures it (the paper's model)."""
+    return params.load(repo_root / "params" / "params.yaml", "paper").thread
+
+
+def test_inputs_come_from_the_size_and_compute_models_in_phase_order(cycles):
+    names = [c.name for c in TABLE1]
+    configs, compute = table1_inputs(names, cycles)
+    assert list(configs) == names
+    for name in names:
+        sizes = case_message_sizes(table1_config(name))
+        assert configs[name] == (sizes["Sigma1"], sizes["Sigma2"], sizes["Sigma3"], sizes["StatusReport"])
+        phases = device_pq_ms_by_phase(table1_config(name), cycles)
+        # Scenario.device_compute_ms = (before Sigma2, before the status report = after Sigma3)
+        assert compute[name] == (phases["before Sigma2"], phases["after Sigma3"])
+        assert sum(compute[name]) == pytest.approx(device_pq_ms(table1_config(name), cycles).milliseconds)
+    assert compute["B"] == (0.0, 0.0)
+    # KEM authentication (S4) decapsulates the Sigma3 ciphertext: that work delays the status report
+    assert compute["S4"][1] > compute["S4"][0] > 0
+    # KEM-PDK (C5) decapsulates the Sigma1 ciphertext before Sigma2 as well as encapsulating
+    assert compute["C5"][0] > compute["S4"][0]
+
+
+def test_inputs_reject_unknown_configurations_naming_the_field(cycles, tmp_path):
+    with pytest.raises(ParamsError, match="Z9") as caught:
+        table1_inputs(["B", "Z9"], cycles)
+    assert caught.value.field == "thread.configurations"
+    bad = tmp_path / "cycles.yaml"
+    bad.write_text("clock_mhz: fast\n")
+    with pytest.raises(ParamsError):
+        table1_inputs(["B"], bad)
+
+
+def test_inputs_accept_a_cycles_path(repo_root, cycles):
+    assert table1_inputs(["D3"], repo_root / "params" / "pqm4_cycles.yaml") == table1_inputs(["D3"], cycles)
+
+
+def _frames(thread, name: str, **kwargs) -> int:
+    sizes = case_message_sizes(table1_config(name))
+    return handshake_frames((sizes["Sigma1"], sizes["Sigma2"], sizes["Sigma3"], sizes["StatusReport"]), thread,
+                            **kwargs)
+
+
+def test_section_v_frame_counts_under_the_papers_model(project_thread):
+    # §V: the classical handshake in 20 frames at one hop, the drop-in D3 in 244 (exact counts). The paper's
+    # model fills every fragment, IPHC 9 B, and the 26-B Matter header rides on every message.
+    assert project_thread.iphc_bytes == 9 and project_thread.matter_overhead_bytes == 26
+    assert not any(project_thread.switches.model_dump().values())
+    assert _frames(project_thread, "B") == 20
+    assert _frames(project_thread, "D3") == 244
+
+
+def test_which_framing_model_gives_which_counts(project_thread):
+    # Without the Matter header the payloads alone take 18 and 243 frames: the paper counts the header.
+    bare = project_thread.model_copy(update={"matter_overhead_bytes": 0})
+    assert (_frames(bare, "B"), _frames(bare, "D3")) == (18, 243)
+    # pqlab.case.framing (OpenThread's 8-byte fragment rounding, ML-EID IPHC 25 B) gives 20 and 263:
+    # 14 frames per full 1232-B datagram instead of the paper's 13.
+    case_frames = {n: sum(frames_for_message(s) for k, s in case_message_sizes(table1_config(n)).items()
+                          if k != "Total") for n in ("B", "D3")}
+    assert case_frames == {"B": 20, "D3": 263}
+
+
+def test_study_on_table1_configurations_records_both_channel_priorities(project, repo_root):
+    path = project / "params" / "params.yaml"
+    raw = yaml.safe_load(path.read_text())
+    raw["thread"]["hops"] = [1, 3]
+    raw["profiles"]["smoke"]["thread"]["configurations"] = ["B", "D3"]
+    path.write_text(yaml.safe_dump(raw))
+    settings = params.load(path, "smoke")
+    result = study.run_table1(settings, ProjectPaths(project), project / "params" / "pqm4_cycles.yaml",
+                              workers=1, progress=False)
+    assert set(result.table1["config"]) == {"B", "D3"}
+    metrics = json.loads((project / "data" / "derived" / "thread_metrics.json").read_text())
+    for variant in ("paper", "source_accurate"):
+        sensitivity = metrics[variant]["channel_priority"]
+        assert sensitivity["configured"] == "node_arrival"
+        for rule in ("node_arrival", "message_age"):
+            assert set(sensitivity[rule]) >= {"drop_in_ratio_3to4hop_min", "drop_in_ratio_3to4hop_max"}
+        assert sensitivity["node_arrival"]["drop_in_ratio_3to4hop_min"] == \
+            metrics[variant]["drop_in_ratio_3to4hop_min"]
+    # B fits: one datagram per message, so every handshake carries its 20 frames at one hop, loss-free
+    grid = study.pd.read_parquet(project / "data" / "derived" / "thread_grid.parquet")
+    one_hop = grid[(grid["config"] == "B") & (grid["hops"] == 1) & (grid["loss"] == "none") & ~grid["sleepy"]]
+    assert len(one_hop) and (one_hop["frames"] == 20).all()
+
+
+def test_cli_transport_defaults_to_table1_from_the_size_model(project):
+    import subprocess
+    import sys
+
+    path = project / "params" / "params.yaml"
+    raw = yaml.safe_load(path.read_text())
+    raw["thread"]["hops"] = [1]
+    raw["profiles"]["smoke"]["thread"]["configurations"] = ["B", "C1"]
+    path.write_text(yaml.safe_dump(raw))
+    done = subprocess.run([sys.executable, "-m", "pqlab.cli", "transport", "--params", str(path), "--profile",
+                           "smoke", "--workers", "1", "--quiet"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    table = study.pd.read_csv(project / "paper_figs" / "case" / "table1_case_times.csv")
+    assert sorted(table["config"]) == ["B", "C1"] and (table["time_1hop_none_s"] > 0).all()
