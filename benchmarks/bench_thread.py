@@ -1,8 +1,9 @@
 """Benchmark: Thread simulator C core vs its Python twin (handshakes/s), and the full 432,000-handshake grid.
 
 Writes benchmarks/results/thread_sim.json. The C/twin ratio comes from one run on the same scenarios.
-Message sizes here are SYNTHETIC (15 oversized configurations spread over 1.2-11 kB, from a formula):
-the CASE size model is separate, and the benchmark measures speed, not the paper's results.
+The grid is the paper's: the 15 Table I configurations with message sizes from the CASE size model and
+device computation from params/pqm4_cycles.yaml, under the model in params/params.yaml (`thread:`),
+1-4 hops x 4 interference scenarios x always-on/sleepy x 3 transports x 300 runs.
 """
 
 from __future__ import annotations
@@ -15,29 +16,38 @@ import time
 from pathlib import Path
 
 from pqlab import machine
+from pqlab import params as params_module
 from pqlab.io import write_json
 from pqlab.params import ThreadParams
 from pqlab.run.grid import grid_points, run_grid
 from pqlab.thread import core
+from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
 from pqlab.thread.reference import simulate
 
 HERE = Path(__file__).resolve().parent
 
 
-def synthetic_configs(n: int = 15) -> dict[str, tuple[int, int, int, int]]:
-    """n configurations whose largest message exceeds the 1178-byte limit (formula, not paper data)."""
-    return {f"syn{i:02d}": (1200 + 97 * i, 1300 + 691 * i, 600 + 650 * i, 20 + i) for i in range(n)}
+REPO = HERE.parent
 
 
-def ratio_scenarios() -> list[Scenario]:
-    sizes = list(synthetic_configs().values())
+def table1_grid_inputs() -> tuple[ThreadParams, dict, dict]:
+    """The project's thread model and the Table I configurations' sizes and device computation."""
+    settings = params_module.load(REPO / "params" / "params.yaml")
+    configs, compute = table1_inputs(settings.thread.configurations,
+                                     REPO / "params" / settings.design_space.cycles_file)
+    return settings.thread.model_copy(update={"runs": 300}), configs, compute
+
+
+def ratio_scenarios(configs: dict) -> list[Scenario]:
+    sizes = [s for s in configs.values() if max(s) > 1178][:12]
+    sizes = (sizes * 12)[:12]
     return [Scenario(sizes[i], 1 + i % 4, loss, i % 2 == 1, TRANSPORTS[i % 3])
             for i, loss in enumerate(["none", "light_wifi", "heavy_wifi", "iid_15"] * 3)]
 
 
-def c_vs_twin(params: ThreadParams, twin_runs: int, c_runs: int) -> dict:
-    plans = [build_plan(s, params) for s in ratio_scenarios()]
+def c_vs_twin(params: ThreadParams, configs: dict, twin_runs: int, c_runs: int) -> dict:
+    plans = [build_plan(s, params) for s in ratio_scenarios(configs)]
     start = time.perf_counter()
     for plan in plans:
         for run in range(twin_runs):
@@ -52,8 +62,8 @@ def c_vs_twin(params: ThreadParams, twin_runs: int, c_runs: int) -> dict:
             "twin_handshakes_per_s": twin_rate, "c_handshakes_per_s": c_rate, "ratio": c_rate / twin_rate}
 
 
-def full_grid(params: ThreadParams, workers: int) -> dict:
-    points = grid_points(synthetic_configs(), params)
+def full_grid(params: ThreadParams, configs: dict, compute: dict, workers: int) -> dict:
+    points = grid_points(configs, params, compute)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         table = run_grid(points, params, Path(tmp) / "grid.parquet", workers=workers, progress=False)
@@ -74,13 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-grid", action="store_true")
     parser.add_argument("--out", default=str(HERE / "results" / "thread_sim.json"))
     args = parser.parse_args(argv)
-    params = ThreadParams()
-    result = {"c_vs_twin": c_vs_twin(params, args.twin_runs, args.c_runs)}
+    params, configs, compute = table1_grid_inputs()
+    result = {"c_vs_twin": c_vs_twin(params, configs, args.twin_runs, args.c_runs)}
     r = result["c_vs_twin"]
     print(f"C {r['c_handshakes_per_s']:.0f}/s, twin {r['twin_handshakes_per_s']:.1f}/s, ratio {r['ratio']:.0f}x",
           file=sys.stderr)
     if not args.skip_grid:
-        result["full_grid"] = full_grid(params, args.workers)
+        result["full_grid"] = full_grid(params, configs, compute, args.workers)
         g = result["full_grid"]
         print(f"grid: {g['handshakes']} handshakes in {g['wall_s']:.1f} s on {g['workers']} workers", file=sys.stderr)
     result["machine"] = machine.run_metadata()
