@@ -43,7 +43,8 @@ def test_rows_carry_paper_here_ratio_and_notes(tree):
     assert row["machine"] == "Test CPU"
     assert "paper liboqs, here openssl" in row["note"]
     assert pd.isna(table.loc["absent — Median"]["here"])
-    assert "not measured" in table.loc["absent — Median"]["note"]
+    assert "no value in this run's metrics" in table.loc["absent — Median"]["note"]
+    assert "not measured" not in table.loc["absent — Median"]["note"]
     assert "not run yet" in table.loc["later — x"]["note"]
 
 

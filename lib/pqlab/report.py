@@ -79,7 +79,7 @@ def _metric_parent(document: dict[str, Any], dotted: str) -> dict[str, Any]:
 
 
 def collect(reference: Reference, derived: Path) -> pd.DataFrame:
-    """One row per reference quantity with this run's value (None where not measured)."""
+    """One row per reference quantity with this run's value (None where the metrics hold no value for it)."""
     documents: dict[str, dict[str, Any] | None] = {}
     rows = []
     for q in reference.quantities:
@@ -93,7 +93,7 @@ def collect(reference: Reference, derived: Path) -> pd.DataFrame:
         if document is None:
             notes.append(f"not run yet ({filename} missing)")
         elif here is None:
-            notes.append("not measured here (backend or study absent)")
+            notes.append("no value in this run's metrics")
         parent = _metric_parent(document or {}, key)
         backend = parent.get("backend")
         if here is not None and q.paper_library and backend and _SAME_LIBRARY.get(backend, backend) != q.paper_library:
