@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from pqlab.case import tlv
 from pqlab.case.tlv import ANONYMOUS, CommonProfileTag, ContextTag, Element, ElementType, FullyQualifiedTag
+from tests.tlv_strategies import scalars
 
 chip_tlv = pytest.importorskip(
     "chip.tlv", reason="chip.tlv (home-assistant-chip-clusters, test dependency) is not installed")
@@ -51,16 +52,7 @@ _tags = st.one_of(
     st.integers(0, (1 << 32) - 1).map(tlv.ImplicitProfileTag),
     st.builds(FullyQualifiedTag, st.integers(1, 0xFFFF), st.integers(0, 0xFFFF), st.integers(0, 0xFFFF)),
 )
-_scalars = st.one_of(
-    st.integers(0, (1 << 64) - 1).map(tlv.uint),
-    st.integers(-(1 << 63), (1 << 63) - 1).map(tlv.sint),
-    st.booleans().map(tlv.boolean),
-    st.floats(width=32, allow_nan=False).map(tlv.float32),
-    st.floats(allow_nan=False).map(tlv.float64),
-    st.text(max_size=20).map(tlv.utf8),
-    st.binary(max_size=300).map(tlv.octets),
-    st.just(tlv.null()),
-)
+_scalars = scalars
 
 
 @st.composite

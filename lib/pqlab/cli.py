@@ -134,6 +134,15 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _study_arguments(parser: argparse.ArgumentParser, out_dir: bool = True) -> None:
+    """The options every study command shares: which params file, which profile, where to write."""
+    parser.add_argument("--params", default="params/params.yaml")
+    parser.add_argument("--profile", help="override the file's profile")
+    if out_dir:
+        parser.add_argument("--out-dir", help="project folder to write data/ and paper_figs/ under "
+                            "(default: the params file's project)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pqlab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -144,30 +153,20 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(func=_info)
 
     check = sub.add_parser("params", help="validate a params file and print the resolved values")
-    check.add_argument("--params", default="params/params.yaml")
-    check.add_argument("--profile", help="override the file's profile")
+    _study_arguments(check, out_dir=False)
     check.set_defaults(func=_params)
 
     costs = sub.add_parser("costs", help="run the AMORT-V1 cost characterisation (Table I, Fig. 2)")
-    costs.add_argument("--params", default="params/params.yaml")
-    costs.add_argument("--profile", help="override the file's profile")
-    costs.add_argument("--out-dir",
-                       help="project folder to write data/ and paper_figs/ under (default: the params file's project)")
+    _study_arguments(costs)
     costs.add_argument("--quiet", action="store_true", help="no progress bar")
     costs.set_defaults(func=_costs)
 
     attacks = sub.add_parser("attacks", help="run the AMORT-V1 attack matrix (Table VI and extra cases)")
-    attacks.add_argument("--params", default="params/params.yaml")
-    attacks.add_argument("--profile", help="override the file's profile")
-    attacks.add_argument("--out-dir", help="project folder to write data/ and paper_figs/ under "
-                         "(default: the params file's project)")
+    _study_arguments(attacks)
     attacks.set_defaults(func=_attacks)
 
     sizes = sub.add_parser("case-sizes", help="run the PQ-CASE size model (Table I payload columns, Fig. 1)")
-    sizes.add_argument("--params", default="params/params.yaml")
-    sizes.add_argument("--profile", help="override the file's profile")
-    sizes.add_argument("--out-dir",
-                       help="project folder to write data/ and paper_figs/ under (default: the params file's project)")
+    _study_arguments(sizes)
     sizes.set_defaults(func=_case_sizes)
 
     tr = sub.add_parser("transport", help="run the PQ-CASE Thread transport grid (Fig. 2, Table I times)")
@@ -175,9 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="YAML/JSON: name -> {sizes: [Sigma1, Sigma2, Sigma3, status], device_compute_ms: "
                     "[before Sigma2, before the status report]} (default: thread.configurations from Table I, "
                     "sizes from the CASE size model)")
-    tr.add_argument("--params", default="params/params.yaml")
-    tr.add_argument("--profile", help="override the file's profile")
-    tr.add_argument("--out-dir", help="project folder to write data/ and paper_figs/ under")
+    _study_arguments(tr)
     tr.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     tr.add_argument("--scheduler", help="Dask scheduler address (default: $PQLAB_DASK_SCHEDULER, else local)")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
