@@ -38,10 +38,24 @@ def test_notebook_stages_pass_only_profile_and_params_path(pipeline, repo_root):
         assert notebook in stage["deps"], name
 
 
+def _names(entries: list) -> set[str]:
+    return {next(iter(e)) if isinstance(e, dict) else e for e in entries}
+
+
 def test_metrics_feed_the_report(pipeline):
-    metrics = {next(iter(m)) if isinstance(m, dict) else m
-               for stage in pipeline["stages"].values() for m in stage.get("metrics", [])}
-    assert metrics <= set(pipeline["stages"]["report"]["deps"])
+    """Every stage's full metrics file (<stage>_metrics.json, an uncached out) is a dep of the report."""
+    full = {path for stage in pipeline["stages"].values() for path in _names(stage.get("outs", []))
+            if path.endswith("_metrics.json")}
+    assert full and full <= set(pipeline["stages"]["report"]["deps"])
+
+
+def test_dvc_metrics_are_the_compact_headline_files(pipeline):
+    """`dvc metrics show` is one narrow row per study: only <stage>_headline.json files are DVC metrics (each
+    written by OutputSet.metrics beside the stage's full <stage>_metrics.json, with the same four keys)."""
+    for name, stage in pipeline["stages"].items():
+        for path in _names(stage.get("metrics", [])):
+            assert path.endswith("_headline.json"), f"{name}: {path} is not a compact headline file"
+            assert path.replace("_headline.json", "_metrics.json") in _names(stage["outs"]), name
 
 
 def _covered(path: str, deps: list[str]) -> bool:

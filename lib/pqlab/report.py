@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pqlab import machine
-from pqlab.errors import ParamsError
+from pqlab.errors import InputError, ParamsError
+from pqlab.io import read_json
+from pqlab.params import read_yaml
 
 # Backends whose name differs from how the paper names its library but that are the same code.
 _SAME_LIBRARY = {"hashlib": "OpenSSL (C)"}
@@ -50,9 +50,7 @@ class Reference(BaseModel):
 def load_reference(path: Path) -> Reference:
     """Read and validate ``params/paper_reference.yaml``."""
     try:
-        reference = Reference.model_validate(yaml.safe_load(path.read_text()))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ParamsError(f"cannot read: {exc}", field=str(path)) from exc
+        reference = Reference.model_validate(read_yaml(path, "paper reference"))
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ParamsError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", field=str(path)) from exc
@@ -84,7 +82,10 @@ def collect(reference: Reference, derived: Path) -> pd.DataFrame:
         filename, _, key = q.metric.partition(":")
         if filename not in documents:
             path = derived / filename
-            documents[filename] = json.loads(path.read_text()) if path.exists() else None
+            documents[filename] = read_json(path, "metrics file") if path.exists() else None
+            if documents[filename] is not None and not isinstance(documents[filename], dict):
+                raise InputError("metrics file is not a JSON object; rerun the stage that writes it",
+                                 field=str(path))
         document = documents[filename]
         here = _lookup(document, key) if document is not None else None
         notes = [q.note] if q.note else []

@@ -43,7 +43,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(pareto, paths.case_figs / "design_space_pareto")
         out.text(paths.case_figs / "design_space_fits.md", fits.to_markdown(index=False) + "\n")
         out.figure(figure, paths.case_figs / "fig6_design_space")
-        out.json(paths.derived / "design_space_metrics.json", headline)
+        out.metrics(paths.derived / "design_space_metrics.json", headline, label="points whose messages all fit",
+                    key="fits.points", unit=f"of {headline['points']}")
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig6_design_space": figure},
                        tables={"table1_device_pq": device, "design_space_pareto": pareto, "design_space_fits": fits},

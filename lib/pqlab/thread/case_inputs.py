@@ -13,11 +13,10 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
 from pqlab.case.configurations import TABLE1, CaseConfigError, case_message_sizes, table1_config
 from pqlab.case.device_compute import CycleTable, device_pq_ms_by_phase, load_cycles
 from pqlab.errors import ParamsError
+from pqlab.params import read_yaml
 
 SIZE_KEYS = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")
 
@@ -47,10 +46,7 @@ def load_configs(path: str | Path) -> tuple[dict[str, tuple[int, ...]], dict[str
     """Read ``name: {sizes: [s1, s2, s3, status], device_compute_ms: [before Sigma2, before status]}``
     (YAML or JSON; sizes from the CASE size model). Malformed entries raise ParamsError naming them."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ParamsError(f"cannot read configurations: {exc}", field=str(path)) from exc
+    data = read_yaml(path, "configurations file")
     if not isinstance(data, dict) or not data:
         raise ParamsError("must map configuration names to their sizes", field=str(path))
     configs, compute = {}, {}

@@ -1,0 +1,169 @@
+"""Notebook helpers: the first code cell's ``setup``, widgets only with a live front end, and ``pqlab papermill``.
+
+Every study notebook's first code cell calls :func:`setup`, which finds ``params/params.yaml`` from the
+repository wherever the notebook runs. A :class:`pqlab.errors.PqlabError` raised in any cell shows as its one
+line (``pqlab: error [CODE]: field: message``; set ``PQLAB_TRACEBACK=1`` for the traceback). Interactive widget
+cells go through :func:`interact`, which only builds widgets when a live Jupyter front end is attached, so a
+headless run (papermill, tests) never waits on one. ``pqlab papermill`` (used by every notebook stage in
+dvc.yaml) runs a notebook headless with papermill's execution timeout and turns every failure into one line on
+stderr with a non-zero exit, so ``dvc repro`` shows that line instead of a papermill traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pqlab.errors import NotebookError, ParamsError
+
+DEFAULT_PARAMS_PATH = "../params/params.yaml"  # the parameters cell's default: right when run from notebooks/
+HEADLESS_ENV = "PQLAB_HEADLESS"          # set: never build widgets (pqlab papermill and the tests set it)
+INTERACTIVE_ENV = "PQLAB_INTERACTIVE"    # set: always build widgets (a front end the detection misses)
+_BATCH_RUNNERS = ("papermill", "nbclient", "nbconvert", "pytest")
+_ONE_LINE = re.compile(r"^pqlab: error \[([A-Za-z0-9_]+)\]: (.*)$")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+# --- inside the kernel ---------------------------------------------------------------------------------------
+
+def locate_params(params_path: str | Path = DEFAULT_PARAMS_PATH) -> Path:
+    """The parameters file a notebook should load.
+
+    An existing path is used as given. The notebooks' default (``../params/params.yaml``, right from
+    ``notebooks/``) falls back to the ``params/params.yaml`` found walking up from the working directory, then
+    to the repository pqlab is installed from, so ``papermill notebooks/01_….ipynb out.ipynb`` works from the
+    repository root too. Any other missing path is a ParamsError.
+    """
+    from pqlab.params import find_params
+
+    path = Path(params_path)
+    if path.is_file():
+        return path.resolve()
+    if str(params_path) == DEFAULT_PARAMS_PATH:
+        for start in (Path.cwd(), Path(__file__).resolve().parent):
+            try:
+                return find_params(start)
+            except ParamsError:
+                continue
+    raise ParamsError(f"no parameters file {path} (working directory {Path.cwd()})", field="params_path")
+
+
+def setup(params_path: str | Path = DEFAULT_PARAMS_PATH) -> Path:
+    """Call first in every study notebook: returns the parameters file to load (see :func:`locate_params`)."""
+    return locate_params(params_path)
+
+
+def _parent_command() -> str:
+    pid = os.environ.get("JPY_PARENT_PID") or str(os.getppid())
+    try:
+        return Path(f"/proc/{int(pid)}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except (OSError, ValueError):
+        return ""
+
+
+def interactive() -> bool:
+    """True only when a live Jupyter front end (JupyterLab, Notebook, VS Code) runs this kernel."""
+    if os.environ.get(HEADLESS_ENV):
+        return False
+    if os.environ.get(INTERACTIVE_ENV):
+        return True
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None or type(shell).__name__ != "ZMQInteractiveShell":
+        return False
+    if not (os.environ.get("JPY_SESSION_NAME") or "__vsc_ipynb_file__" in shell.user_ns):
+        return False  # papermill, nbclient and nbconvert start kernels without a session
+    return not any(runner in _parent_command() for runner in _BATCH_RUNNERS)
+
+
+def interact(function: Callable[..., Any], **controls: Any) -> Any:
+    """``ipywidgets.interact(function, **controls)`` with a live front end; otherwise one line and no widgets."""
+    if interactive():
+        import ipywidgets
+
+        return ipywidgets.interact(function, **controls)
+    print(f"({function.__name__}: interactive controls need a live Jupyter front end; skipped in this headless run)")
+    return function
+
+
+def widget(kind: str, **options: Any) -> Any:
+    """``ipywidgets.<kind>(**options)`` with a live front end (a control for :func:`interact`); otherwise None."""
+    if not interactive():
+        return None
+    import ipywidgets
+
+    return getattr(ipywidgets, kind)(**options)
+
+
+# --- outside the kernel: pqlab papermill -----------------------------------------------------------------------
+
+def _failure(exc: Exception, notebook: Path, output: Path) -> NotebookError:
+    ename, evalue = getattr(exc, "ename", type(exc).__name__), getattr(exc, "evalue", str(exc))
+    lines = [_ANSI.sub("", line) for line in getattr(exc, "traceback", []) or []]
+    if len(lines) == 1 and (found := _ONE_LINE.match(lines[0].strip())):
+        return NotebookError(found.group(2), code=found.group(1))  # the notebook's own one-line error
+    if lines:
+        print("\n".join(lines), file=sys.stderr)
+    where = f"cell In [{exc.exec_count}] of " if getattr(exc, "exec_count", None) else ""
+    return NotebookError(f"{ename}: {' '.join(str(evalue).split())[:300]} ({where}{notebook}; executed notebook: "
+                         f"{output})", field=str(notebook))
+
+
+def run_headless(
+    notebook: str | Path,
+    output: str | Path,
+    parameters: Mapping[str, Any],
+    *,
+    kernel_name: str = "pqlab",
+    execution_timeout: int | None = None,
+    cwd: str | Path | None = None,
+    progress: bool | None = None,
+) -> None:
+    """Execute ``notebook`` into ``output`` with papermill; every failure becomes a NotebookError (one line)."""
+    import logging
+
+    import papermill
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient.exceptions import DeadKernelError
+    from papermill.exceptions import PapermillException, PapermillExecutionError
+
+    notebook, output = Path(notebook), Path(output)
+    if not notebook.is_file():
+        raise NotebookError("no such notebook", field=str(notebook))
+    logging.getLogger("papermill").setLevel(logging.WARNING)
+    os.environ[HEADLESS_ENV] = "1"  # the kernel inherits it: widget cells never wait for a front end
+    try:
+        papermill.execute_notebook(
+            str(notebook), str(output), parameters=dict(parameters), kernel_name=kernel_name,
+            progress_bar=sys.stderr.isatty() if progress is None else progress, log_output=False,
+            execution_timeout=execution_timeout, cwd=str(cwd) if cwd is not None else None)
+    except PapermillExecutionError as exc:
+        raise _failure(exc, notebook, output) from None
+    except TimeoutError:
+        raise NotebookError(f"a cell ran longer than execution_timeout_s = {execution_timeout} s and was stopped "
+                            f"(executed notebook: {output})", field=str(notebook), code="NOTEBOOK_TIMEOUT") from None
+    except DeadKernelError:
+        raise NotebookError(f"the kernel died (executed notebook: {output})", field=str(notebook),
+                            code="KERNEL_DIED") from None
+    except NoSuchKernel:
+        raise NotebookError(f"no Jupyter kernel named {kernel_name!r}; `make setup` installs it",
+                            field=str(notebook)) from None
+    except (PapermillException, OSError, ValueError) as exc:
+        raise NotebookError(" ".join(str(exc).split())[:300] or type(exc).__name__, field=str(notebook)) from None
+
+
+def parameter_value(text: str) -> Any:
+    """A ``-p NAME VALUE`` value as papermill's command line reads it (int, float, bool, None or str)."""
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return {"True": True, "False": False, "None": None}.get(text, text)
