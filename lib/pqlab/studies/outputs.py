@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from matplotlib.figure import Figure
 
 from pqlab.errors import OutputError
-from pqlab.io import FileLock, ensure_writable_dir, fsync_path, parquet_table
+from pqlab.io import FileLock, fsync_path, parquet_table
 from pqlab.paths import ProjectPaths
 
 STAGING = ".pqlab-staging"
@@ -48,17 +48,21 @@ def _markdown(frame: pd.DataFrame, floatfmt: str) -> str:
 
 def _private_dir(root: Path, prefix: str) -> tuple[Path, FileLock]:
     """A new folder under ``root/.pqlab-staging`` marked alive by a lock this process holds."""
-    for _ in range(20):
-        base = ensure_writable_dir(root / STAGING, field=f"staging folder {STAGING}")
+    base = root / STAGING
+    for _ in range(50):
         try:
+            base.mkdir(parents=True, exist_ok=True)
             folder = Path(tempfile.mkdtemp(dir=base, prefix=prefix))
             lock = FileLock(folder / _ALIVE)
             if lock.acquire():
                 _OWN.add(folder)
                 return folder, lock
-        except FileNotFoundError:  # another run removed the empty staging folder just now
+        except FileNotFoundError:  # another run removed the empty staging folder just now: again
             continue
-    raise OutputError("cannot create a private staging folder", field=str(root / STAGING))
+        except OSError as exc:
+            raise OutputError(f"{base} is not writable ({exc.strerror or exc})",
+                              field=f"staging folder {STAGING}") from exc
+    raise OutputError("cannot create a private staging folder", field=str(base))
 
 
 def _drop_private_dir(folder: Path, lock: FileLock | None) -> None:
@@ -77,13 +81,15 @@ def _commit_lock(root: Path) -> Iterator[None]:
     """The project's commit lock: one output set is replaced at a time."""
     base = root / STAGING
     lock = FileLock(base / _COMMIT_LOCK)
-    for _ in range(20):
+    for _ in range(50):
         try:
             base.mkdir(parents=True, exist_ok=True)
             lock.acquire(blocking=True)
             break
         except FileNotFoundError:
             continue
+        except OSError as exc:
+            raise OutputError(f"cannot take the commit lock ({exc.strerror or exc})", field=str(base)) from exc
     else:
         raise OutputError("cannot take the commit lock", field=str(base))
     try:
@@ -160,6 +166,9 @@ def recover(root: str | Path) -> list[str]:
             lock.release()
         shutil.rmtree(folder, ignore_errors=True)
         done.append(f"removed {folder.name}")
+    stale = FileLock(base / _COMMIT_LOCK)
+    if stale.path.exists() and stale.acquire():  # left by a run killed while committing
+        stale.release(remove=True)
     try:
         base.rmdir()
     except OSError:
@@ -280,6 +289,8 @@ class OutputSet:
             for item in items:  # everything staged must still be there before anything is replaced
                 if not Path(item["staged"]).is_file():
                     raise FileNotFoundError(2, "staged file vanished", item["staged"])
+                if Path(item["final"]).is_dir():  # never move a user's folder aside (it would be deleted)
+                    raise IsADirectoryError(21, "a folder is where the file goes", item["final"])
             for item in items:
                 final, staged, backup = Path(item["final"]), Path(item["staged"]), Path(item["backup"])
                 final.parent.mkdir(parents=True, exist_ok=True)
