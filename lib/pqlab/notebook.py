@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +118,30 @@ def _failure(exc: Exception, notebook: Path, output: Path) -> NotebookError:
                          f"{output})", field=str(notebook))
 
 
+@contextmanager
+def _kernel_stderr_captured() -> Iterator[Path]:
+    """Send file descriptor 2 (which the kernel inherits) to a temporary log while the notebook runs.
+
+    The kernel's own stderr carries only its start-up warnings and shutdown noise (cell output, stderr
+    included, goes into the executed notebook); it is shown only if the kernel dies.
+    """
+    handle, name = tempfile.mkstemp(prefix="pqlab-kernel-", suffix=".log")
+    saved = os.dup(2)
+    previous = sys.stderr
+    sys.stderr.flush()
+    os.dup2(handle, 2)
+    sys.stderr = os.fdopen(os.dup(saved), "w", buffering=1)  # this process's own messages still show
+    try:
+        yield Path(name)
+    finally:
+        sys.stderr.flush()
+        sys.stderr.close()
+        sys.stderr = previous
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(handle)
+
+
 def run_headless(
     notebook: str | Path,
     output: str | Path,
@@ -137,26 +163,36 @@ def run_headless(
     notebook, output = Path(notebook), Path(output)
     if not notebook.is_file():
         raise NotebookError("no such notebook", field=str(notebook))
-    logging.getLogger("papermill").setLevel(logging.WARNING)
+    for name in ("papermill", "nbclient", "traitlets"):  # their errors are said again in our one line
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     os.environ[HEADLESS_ENV] = "1"  # the kernel inherits it: widget cells never wait for a front end
-    try:
-        papermill.execute_notebook(
-            str(notebook), str(output), parameters=dict(parameters), kernel_name=kernel_name,
-            progress_bar=sys.stderr.isatty() if progress is None else progress, log_output=False,
-            execution_timeout=execution_timeout, cwd=str(cwd) if cwd is not None else None)
-    except PapermillExecutionError as exc:
-        raise _failure(exc, notebook, output) from None
-    except TimeoutError:
-        raise NotebookError(f"a cell ran longer than execution_timeout_s = {execution_timeout} s and was stopped "
-                            f"(executed notebook: {output})", field=str(notebook), code="NOTEBOOK_TIMEOUT") from None
-    except DeadKernelError:
-        raise NotebookError(f"the kernel died (executed notebook: {output})", field=str(notebook),
-                            code="KERNEL_DIED") from None
-    except NoSuchKernel:
-        raise NotebookError(f"no Jupyter kernel named {kernel_name!r}; `make setup` installs it",
-                            field=str(notebook)) from None
-    except (PapermillException, OSError, ValueError) as exc:
-        raise NotebookError(" ".join(str(exc).split())[:300] or type(exc).__name__, field=str(notebook)) from None
+    with _kernel_stderr_captured() as kernel_log:
+        try:
+            papermill.execute_notebook(
+                str(notebook), str(output), parameters=dict(parameters), kernel_name=kernel_name,
+                progress_bar=sys.stderr.isatty() if progress is None else progress, log_output=False,
+                execution_timeout=execution_timeout, cwd=str(cwd) if cwd is not None else None)
+            return
+        except PapermillExecutionError as exc:
+            failure = _failure(exc, notebook, output)
+        except TimeoutError:
+            failure = NotebookError(f"a cell ran longer than execution_timeout_s = {execution_timeout} s and was "
+                                    f"stopped (executed notebook: {output})", field=str(notebook),
+                                    code="NOTEBOOK_TIMEOUT")
+        except DeadKernelError:
+            log = [line for line in kernel_log.read_text(errors="replace").splitlines()
+                   if line.strip() and "without encryption" not in line][-20:]
+            print("\n".join(log), file=sys.stderr)
+            failure = NotebookError(f"the kernel died (executed notebook: {output})", field=str(notebook),
+                                    code="KERNEL_DIED")
+        except NoSuchKernel:
+            failure = NotebookError(f"no Jupyter kernel named {kernel_name!r}; `make setup` installs it",
+                                    field=str(notebook))
+        except (PapermillException, OSError, ValueError) as exc:
+            failure = NotebookError(" ".join(str(exc).split())[:300] or type(exc).__name__, field=str(notebook))
+        finally:
+            kernel_log.unlink(missing_ok=True)
+    raise failure
 
 
 def parameter_value(text: str) -> Any:
