@@ -438,6 +438,8 @@ def _located(loc: tuple[Any, ...], applied: dict[str, Any], chosen: str) -> str:
         loc = (loc[0], "profiles", chosen, *loc[1:])
     text = ""
     for part in loc:
+        if not isinstance(part, int | str) or (isinstance(part, str) and not part.isprintable()):
+            part = repr(part)  # a key with a newline or control character stays on the one line
         text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
     return text
 
