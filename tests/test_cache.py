@@ -15,6 +15,7 @@ from pqlab.cache import LOCK, MANIFEST, PartStore
 from pqlab.errors import BusyError
 from pqlab.params import ThreadParams
 from pqlab.thread.grid import grid_points, run_grid
+from tests import faults
 
 CONFIGS = {"small": (300, 700, 500, 20), "large": (1300, 5000, 2600, 20)}
 
@@ -69,6 +70,7 @@ def test_a_damaged_part_is_recomputed_and_the_result_is_identical(tmp_path, clea
     pd.testing.assert_frame_equal(resumed, clean)
     lines = _warnings(capfd.readouterr().err)
     assert len(lines) == 1 and victim.name in lines[0] and "recomputed" in lines[0]
+    faults.record("resume part damaged", damage, "correct result")
 
 
 def test_flipped_bytes_are_invisible_to_parquet_but_not_to_the_manifest(tmp_path):

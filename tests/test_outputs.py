@@ -17,6 +17,7 @@ from pqlab.errors import OutputError
 from pqlab.paths import ProjectPaths
 from pqlab.studies import outputs
 from pqlab.studies.outputs import STAGING, OutputSet, recover, scratch_dir
+from tests import faults
 
 FILES = ("data/derived/a.json", "data/derived/b.csv", "paper_figs/case/c.md", "paper_figs/case/d.txt")
 
@@ -131,6 +132,7 @@ def test_sigkill_at_every_rename_of_a_commit_never_leaves_a_mix(tmp_path):
         assert state in ({"old"}, {"new"}), (number, state)
         assert _leftovers(root) == [], number
         outcomes.add(frozenset(state))
+        faults.record("SIGKILL at a rename of a commit", f"rename {number}", "correct result")
     assert outcomes == {frozenset({"old"}), frozenset({"new"})}  # killed before and after the journal
 
 
@@ -149,6 +151,7 @@ def test_ctrl_c_during_a_commit_is_held_until_the_set_is_whole(tmp_path):
             return 0
         assert _in_child(run) == 42, number  # the interrupt arrived, after the whole set was in place
         assert _state(root) == {"new"} and _leftovers(root) == []
+        faults.record("SIGINT at a rename of a commit", f"rename {number}", "correct result")
 
 
 def test_ctrl_c_while_staging_keeps_the_previous_set(tmp_path):

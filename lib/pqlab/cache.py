@@ -176,12 +176,13 @@ class PartStore:
     def clear(self) -> None:
         """Delete the cache (its results are safely written elsewhere); the lock is released."""
         self._require_open()
+        self._manifest = {}  # from here on nothing is kept for a next run, even if interrupted
+        KEPT.pop(self.folder, None)
+        (self.folder / MANIFEST).unlink(missing_ok=True)
         for path in self.folder.iterdir():
             if path.name != LOCK:
                 shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
         ACTIVE.pop(self.folder.resolve(), None)
-        KEPT.pop(self.folder, None)
-        self._manifest = {}
         self._lock.release(remove=True)
         self._lock = None
         try:

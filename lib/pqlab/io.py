@@ -1,5 +1,11 @@
 """Atomic writers and checked readers: an output appears complete under its final name or not at all, with the
-mode the umask gives (0644 by default); an unreadable or corrupt input is an InputError naming the file."""
+mode the umask gives (0644 by default); an unreadable or corrupt input is an InputError naming the file.
+
+JSON objects and parquet files pqlab writes carry a SHA-256 of their content (the key ``pqlab_sha256`` of the
+object; the schema metadata key of that name), so :func:`read_json` and :func:`read_parquet` notice a changed
+value — a flipped digit, a damaged data page — that the formats themselves would read without complaint.
+Files without the key (older runs, hand-made inputs) are read as they are.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ import pyarrow.parquet as pq
 from pqlab.errors import InputError, OutputError
 
 METADATA_KEY = b"pqlab"
+DIGEST_KEY = "pqlab_sha256"
 TEMP_SUFFIX = ".part"
 
 
@@ -87,16 +94,47 @@ def write_text(path: str | Path, text: str) -> Path:
     return Path(path)
 
 
+def _canonical(data: Any) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def json_text(data: Any, checksum: bool = True) -> str:
+    """``data`` as indented JSON; an object gets ``pqlab_sha256`` over its canonical form (see read_json)."""
+    plain = json.loads(json.dumps(data, default=str))  # exactly what a reader will parse
+    if checksum and isinstance(plain, dict):
+        plain.pop(DIGEST_KEY, None)
+        plain[DIGEST_KEY] = hashlib.sha256(_canonical(plain)).hexdigest()
+    return json.dumps(plain, indent=2, sort_keys=True) + "\n"
+
+
 def write_json(path: str | Path, data: Any) -> Path:
-    return write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    return write_text(path, json_text(data))
+
+
+def _frame_digest(table: pa.Table) -> str | None:
+    """SHA-256 over a table's column names, values (as pandas reads them back) and pqlab metadata."""
+    try:
+        frame = table.to_pandas()
+        values = pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes() if len(frame.columns) else b""
+    except (TypeError, ValueError, pa.ArrowException):  # unhashable cells: no digest rather than a wrong one
+        return None
+    digest = hashlib.sha256(_canonical([list(map(str, frame.columns)), [str(t) for t in frame.dtypes]]))
+    digest.update(values)
+    digest.update((table.schema.metadata or {}).get(METADATA_KEY, b""))
+    return digest.hexdigest()
 
 
 def parquet_table(frame: pd.DataFrame, metadata: dict[str, Any] | None = None) -> pa.Table:
-    """``frame`` as an Arrow table with ``metadata`` as JSON under the schema key ``pqlab`` (provenance)."""
+    """``frame`` as an Arrow table with ``metadata`` as JSON under the schema key ``pqlab`` (provenance) and
+    the SHA-256 of its content under ``pqlab_sha256``."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
+    merged = dict(table.schema.metadata or {})
     if metadata is not None:
-        merged = dict(table.schema.metadata or {})
         merged[METADATA_KEY] = json.dumps(metadata, default=str, sort_keys=True).encode()
+        table = table.replace_schema_metadata(merged)
+    digest = _frame_digest(table)
+    if digest is not None:
+        merged[DIGEST_KEY.encode()] = digest.encode()
         table = table.replace_schema_metadata(merged)
     return table
 
@@ -171,19 +209,31 @@ def _corrupt(path: Path, what: str, exc: BaseException) -> InputError:
 
 
 def read_json(path: str | Path, what: str = "JSON file") -> Any:
-    """Parse a JSON file; a missing, unreadable, non-UTF-8, truncated or absurdly nested file is an InputError."""
+    """Parse a JSON file; a missing, unreadable, non-UTF-8, truncated or absurdly nested file, or an object whose
+    ``pqlab_sha256`` does not match its content, is an InputError. The digest key is not returned."""
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and DIGEST_KEY in data:
+            recorded = data.pop(DIGEST_KEY)
+            if recorded != hashlib.sha256(_canonical(data)).hexdigest():
+                raise ValueError("its content does not match the SHA-256 recorded when it was written")
+        return data
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise _corrupt(path, what, exc) from None
 
 
 def read_parquet(path: str | Path, columns: Sequence[str] | None = None, what: str = "parquet file") -> pd.DataFrame:
-    """Read a parquet file; a missing, truncated or corrupt file is an InputError naming it."""
+    """Read a parquet file; a missing, truncated or corrupt file, or one whose content does not match its
+    ``pqlab_sha256``, is an InputError naming it."""
     path = Path(path)
     try:
-        return pq.read_table(path, columns=list(columns) if columns is not None else None).to_pandas()
+        table = pq.read_table(path)
+        recorded = (table.schema.metadata or {}).get(DIGEST_KEY.encode())
+        if recorded is not None and recorded.decode(errors="replace") != _frame_digest(table):
+            raise ValueError("its content does not match the SHA-256 recorded when it was written")
+        frame = table.to_pandas()
+        return frame[list(columns)] if columns is not None else frame
     except (OSError, pa.ArrowException, ValueError, KeyError) as exc:
         raise _corrupt(path, what, exc) from None
 

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from matplotlib.figure import Figure
 
 from pqlab.errors import OutputError
-from pqlab.io import FileLock, fsync_path, parquet_table
+from pqlab.io import FileLock, fsync_path, json_text, parquet_table
 from pqlab.paths import ProjectPaths
 
 STAGING = ".pqlab-staging"
@@ -219,8 +219,9 @@ class OutputSet:
         self.path(final).write_text(text)
         return Path(final)
 
-    def json(self, final: str | Path, data: Any) -> Path:
-        return self.text(final, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    def json(self, final: str | Path, data: Any, *, checksum: bool = True) -> Path:
+        """``data`` as JSON; an object carries ``pqlab_sha256`` so a reader (pqlab.io.read_json) notices a change."""
+        return self.text(final, json_text(data, checksum))
 
     def metrics(self, final: str | Path, data: dict[str, Any], *, label: str, key: str, unit: str) -> list[Path]:
         """``final`` (``<stage>_metrics.json``: every metric, read by REPORT.md) and beside it the compact
@@ -236,7 +237,7 @@ class OutputSet:
             raise ValueError(f"headline {key} is not a number: {value!r}")
         compact = {"profile": data.get("profile"), "headline": label, "value": value, "unit": unit}
         headline = final.with_name(final.name.removesuffix("_metrics.json") + "_headline.json")
-        return [self.json(final, data), self.json(headline, compact)]
+        return [self.json(final, data), self.json(headline, compact, checksum=False)]
 
     def parquet(self, final: str | Path, frame: pd.DataFrame, metadata: dict[str, Any] | None = None) -> Path:
         """``frame`` as parquet, ``metadata`` as JSON under the schema key ``pqlab`` (provenance)."""
