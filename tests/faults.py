@@ -12,10 +12,13 @@ import contextlib
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 from collections import Counter
 from pathlib import Path
+
+import yaml
 
 # every injected fault: (kind, target, outcome) with outcome "correct result" or "one clear line"
 LOG: list[tuple[str, str, str]] = []
@@ -35,6 +38,32 @@ def summary() -> str:
     ends = ", ".join(f"{by_outcome[o]} {o}" for o in OUTCOMES)
     return f"fault injection: {len(LOG)} faults injected ({kinds}); every one ended in a {OUTCOMES[0]} or " \
            f"{OUTCOMES[1]}: {ends}; 0 silent changes"
+
+
+def small_params(raw: dict) -> None:
+    """The smoke profile made smaller still: the write phase is what is under test."""
+    raw["costs"].update(signers=["ML-DSA-65"], comparison_signer="ML-DSA-65")
+    raw["costs"]["profiles"]["smoke"].update(trials=1, reps=5, reps_slow=2, warmup=0, bootstrap_resamples=100)
+    raw["attack_matrix"].update(stream_records=64, stream_k=8)
+    raw["case_sizes"]["configurations"] = ["B", "D3"]
+    for name in raw["case_sizes"]["profiles"]:
+        raw["case_sizes"]["profiles"][name]["real_material"] = ["B"]
+    raw["design_space"].update(key_exchanges=["ML-KEM-512"], noc=["ML-DSA-44", "Falcon-512"], icac=[None],
+                               rcac=["ECDSA-P256", "ML-DSA-44"], modes=["sig/none", "kem-pdk/both"],
+                               configurations=["B", "D3"])
+    raw["thread"]["hops"] = [1]
+    raw["thread"]["profiles"]["smoke"].update(runs=2, bootstrap_resamples=100)
+
+
+def make_project(root: Path) -> Path:
+    (root / "params").mkdir(parents=True)
+    for source in (Path(__file__).resolve().parent.parent / "params").glob("*.yaml"):
+        shutil.copy(source, root / "params" / source.name)
+    path = root / "params" / "params.yaml"
+    raw = yaml.safe_load(path.read_text())
+    small_params(raw)
+    path.write_text(yaml.safe_dump(raw))
+    return root
 
 
 def command(stage: str, root: Path) -> list[str]:

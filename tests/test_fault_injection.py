@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from pqlab import io, params
 from pqlab.errors import InputError, ParamsError
@@ -28,32 +27,6 @@ REPO = Path(__file__).resolve().parent.parent
 STAGES = ("case_sizes", "design_space", "report", "attack_matrix", "costs", "transport")
 BYTE_STABLE = {"case_sizes", "design_space"}           # same params, same bytes
 DETERMINISTIC = {"case_sizes", "design_space", "transport"}  # same values (transport: metadata has a time)
-
-
-def small_params(raw: dict) -> None:
-    """The smoke profile made smaller still: the write phase is what is under test."""
-    raw["costs"].update(signers=["ML-DSA-65"], comparison_signer="ML-DSA-65")
-    raw["costs"]["profiles"]["smoke"].update(trials=1, reps=5, reps_slow=2, warmup=0, bootstrap_resamples=100)
-    raw["attack_matrix"].update(stream_records=64, stream_k=8)
-    raw["case_sizes"]["configurations"] = ["B", "D3"]
-    for name in raw["case_sizes"]["profiles"]:
-        raw["case_sizes"]["profiles"][name]["real_material"] = ["B"]
-    raw["design_space"].update(key_exchanges=["ML-KEM-512"], noc=["ML-DSA-44", "Falcon-512"], icac=[None],
-                               rcac=["ECDSA-P256", "ML-DSA-44"], modes=["sig/none", "kem-pdk/both"],
-                               configurations=["B", "D3"])
-    raw["thread"]["hops"] = [1]
-    raw["thread"]["profiles"]["smoke"].update(runs=2, bootstrap_resamples=100)
-
-
-def make_project(root: Path) -> Path:
-    (root / "params").mkdir(parents=True)
-    for source in (REPO / "params").glob("*.yaml"):
-        shutil.copy(source, root / "params" / source.name)
-    path = root / "params" / "params.yaml"
-    raw = yaml.safe_load(path.read_text())
-    small_params(raw)
-    path.write_text(yaml.safe_dump(raw))
-    return root
 
 
 def outputs_of(root: Path) -> dict[str, bytes]:
@@ -114,7 +87,7 @@ def references(tmp_path_factory):
     """One clean run per stage (in its own project) and the number of write-phase points it went through."""
     done = {}
     for stage in STAGES:
-        root = make_project(tmp_path_factory.mktemp(f"clean-{stage}"))
+        root = faults.make_project(tmp_path_factory.mktemp(f"clean-{stage}"))
         result = faults.run(stage, root)
         assert result["code"] == 0 and result["events"] > 5, (stage, result)
         done[stage] = (root, result["events"])
@@ -125,7 +98,7 @@ def references(tmp_path_factory):
 def test_sigkill_and_sigint_in_the_write_phase_then_a_rerun(stage, references, tmp_path):
     clean_root, points = references[stage]
     clean = outputs_of(clean_root)
-    root = make_project(tmp_path / "project")
+    root = faults.make_project(tmp_path / "project")
     rng = random.Random(f"faults-{stage}")
     plan = [(fault, rng.randint(1, points)) for fault in ("kill", "int") * 3]
     for number, (fault, point) in enumerate(plan):
@@ -160,7 +133,7 @@ def test_sigkill_and_sigint_in_the_write_phase_then_a_rerun(stage, references, t
 
 def test_sigkill_during_the_transport_grid_then_a_rerun_reuses_the_verified_parts(references, tmp_path):
     clean_root, _ = references["transport"]
-    root = make_project(tmp_path / "project")
+    root = faults.make_project(tmp_path / "project")
     script = ("import os, signal\nfrom pqlab.cache import PartStore\n_add = PartStore.add\n"
               "def add(self, name, table):\n    path = _add(self, name, table)\n"
               "    if len(self) == 2:\n        os.kill(os.getpid(), signal.SIGKILL)\n    return path\n"
@@ -214,7 +187,7 @@ def test_corrupted_raw_and_derived_parquet(references, tmp_path):
 def test_corrupted_and_truncated_metrics_json(references, tmp_path):
     """The report reads every stage's metrics: a damaged file gives the same REPORT.md or one line naming it."""
     rng = random.Random(11)
-    root = make_project(tmp_path / "project")
+    root = faults.make_project(tmp_path / "project")
     for stage in ("costs", "case_sizes", "design_space", "attack_matrix", "transport"):
         for source in (references[stage][0] / "data" / "derived").glob("*_metrics.json"):
             (root / "data" / "derived").mkdir(parents=True, exist_ok=True)
@@ -266,7 +239,7 @@ def test_corrupted_and_truncated_params_files(tmp_path, name):
 
 
 def test_a_read_only_output_location_is_one_line_and_read_only_files_are_replaced(references, tmp_path):
-    root = make_project(tmp_path / "project")
+    root = faults.make_project(tmp_path / "project")
     (root / "paper_figs").mkdir()
     (root / "paper_figs" / "case").write_text("a file where the output folder should be")
     done = subprocess.run([sys.executable, "-m", "pqlab.cli", *faults.command("case_sizes", root)],
@@ -295,7 +268,7 @@ def test_a_read_only_output_location_is_one_line_and_read_only_files_are_replace
 
 @pytest.mark.parametrize("stage", ["case_sizes", "transport"])
 def test_two_runs_into_one_folder(stage, references, tmp_path):
-    root = make_project(tmp_path / "project")
+    root = faults.make_project(tmp_path / "project")
     results = [None, None]
 
     def run(index: int) -> None:

@@ -110,3 +110,26 @@ def test_no_two_pqlab_packages_import_each_other():
                     edges.setdefault(source, set()).add(target)
     for a, b in itertools.combinations(sorted(edges), 2):
         assert not (b in edges.get(a, set()) and a in edges.get(b, set())), f"{a} and {b} import each other"
+
+
+def test_notebook_stages_run_through_pqlab_papermill_with_the_execution_timeout(pipeline):
+    """Bounded and short: every notebook stage has papermill's execution timeout (a declared param) and runs
+    through `pqlab papermill`, so a failure is one line in `dvc repro`, never a papermill traceback."""
+    for name, stage in pipeline["stages"].items():
+        if "papermill" not in stage["cmd"]:
+            continue
+        assert "pqlab papermill notebooks/" in stage["cmd"], name
+        assert "--execution-timeout ${execution_timeout_s}" in stage["cmd"], name
+        assert "execution_timeout_s" in stage["params"][0]["params/params.yaml"], name
+        assert "lib/pqlab/notebook.py" in stage["deps"], name
+
+
+def test_every_notebook_finds_its_params_and_keeps_widgets_for_a_live_front_end(repo_root):
+    import json
+
+    for path in sorted((repo_root / "notebooks").glob("*.ipynb")):
+        code = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        first = next(c for c in code if "params.load(params_path" in c)
+        assert "params_path = notebook.setup(params_path)" in first, path.name
+        for cell in code:
+            assert "widgets.interact" not in cell and "ipywidgets" not in cell, f"{path.name}: use notebook.interact"

@@ -85,6 +85,16 @@ def interactive() -> bool:
     return not any(runner in _parent_command() for runner in _BATCH_RUNNERS)
 
 
+def in_headless_kernel() -> bool:
+    """True inside a Jupyter kernel that no live front end is attached to (papermill, nbclient, tests)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell" and not interactive()
+
+
 def interact(function: Callable[..., Any], **controls: Any) -> Any:
     """``ipywidgets.interact(function, **controls)`` with a live front end; otherwise one line and no widgets."""
     if interactive():
@@ -165,7 +175,11 @@ def run_headless(
         raise NotebookError("no such notebook", field=str(notebook))
     for name in ("papermill", "nbclient", "traitlets"):  # their errors are said again in our one line
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    os.environ[HEADLESS_ENV] = "1"  # the kernel inherits it: widget cells never wait for a front end
+    # The kernel inherits these: widget cells never wait for a front end, and progress bars (tqdm would draw
+    # them as widgets in a kernel) are off; this process's own environment is restored afterwards.
+    kernel_env = {HEADLESS_ENV: "1", "TQDM_DISABLE": "1"}
+    saved_env = {name: os.environ.get(name) for name in kernel_env}
+    os.environ.update(kernel_env)
     with _kernel_stderr_captured() as kernel_log:
         try:
             papermill.execute_notebook(
@@ -192,6 +206,11 @@ def run_headless(
             failure = NotebookError(" ".join(str(exc).split())[:300] or type(exc).__name__, field=str(notebook))
         finally:
             kernel_log.unlink(missing_ok=True)
+            for name, value in saved_env.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
     raise failure
 
 
