@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from pqlab import io, params
 from pqlab.errors import InputError, ParamsError
@@ -299,3 +300,23 @@ def test_every_fault_ended_in_a_correct_result_or_one_clear_line():
     kinds = {kind for kind, _, _ in faults.LOG}
     assert {"SIGKILL in the write phase", "SIGINT in the write phase", "corrupted parquet", "corrupted metrics JSON",
             "corrupted params file", "two concurrent runs", "unwritable output folder"} <= kinds
+
+
+def test_dvc_metrics_show_fits_a_terminal(references, tmp_path):
+    """The stages' real headline files, shown by `dvc metrics show`: one row per study, at most 100 columns."""
+    pipeline = yaml.safe_load((REPO / "dvc.yaml").read_text())
+    for stage in STAGES:
+        for path in (references[stage][0] / "data" / "derived").glob("*_headline.json"):
+            (tmp_path / "data" / "derived").mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, tmp_path / "data" / "derived" / path.name)
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": {
+        name: {"cmd": "true", "metrics": stage["metrics"]} for name, stage in pipeline["stages"].items()
+        if stage.get("metrics")}}))
+    bin_dir = Path(sys.executable).parent
+    subprocess.run([bin_dir / "dvc", "init", "--no-scm", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run([bin_dir / "dvc", "metrics", "show"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    lines = done.stdout.strip().splitlines()
+    shown = len(list((tmp_path / "data" / "derived").glob("*_headline.json")))
+    assert done.returncode == 0 and shown >= 5 and len(lines) == 1 + shown, done.stdout + done.stderr
+    assert max(len(line) for line in lines) <= 100, done.stdout

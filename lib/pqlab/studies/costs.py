@@ -45,7 +45,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(comparison, paths.amort_figs / "table1_backend_comparison", markdown=_rounded(comparison))
         out.figure(figure, paths.amort_figs / "fig2_costs")
         signer = settings.costs.signers[0]
-        out.metrics(paths.derived / "costs_metrics.json", headline, label=f"{signer} sign, median",
+        out.metrics(paths.derived / "costs_metrics.json", headline, label=f"{signer} sign median",
                     key=f"table1.sign_{signer}.median_us", unit="us")
     plt.close(figure)  # saved; notebooks display the returned object once instead of twice
     return StudyResult(STAGE, figures={"fig2_costs": figure},

@@ -43,7 +43,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(pareto, paths.case_figs / "design_space_pareto")
         out.text(paths.case_figs / "design_space_fits.md", fits.to_markdown(index=False) + "\n")
         out.figure(figure, paths.case_figs / "fig6_design_space")
-        out.metrics(paths.derived / "design_space_metrics.json", headline, label="points whose messages all fit",
+        out.metrics(paths.derived / "design_space_metrics.json", headline, label="design points that fit",
                     key="fits.points", unit=f"of {headline['points']}")
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig6_design_space": figure},

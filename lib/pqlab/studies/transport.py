@@ -85,8 +85,10 @@ def run(
             out.table(times, paths.case_figs / "table1_case_times", markdown=times.round(3))
             out.text(paths.case_figs / "sed_failures.csv", sed.to_csv(index=False))
             out.text(paths.case_figs / "radio_time.csv", radio.to_csv(index=False))
+            hops = f"{min(params.ratio_hops)}-{max(params.ratio_hops)}"
             out.metrics(paths.derived / "thread_metrics.json", analysis.jsonable(metrics),
-                        label="drop-in IPv6/block time, 3-4 hops, max", key="paper.drop_in_ratio_3to4hop_max", unit="x")
+                        label=f"{roles.get('drop_in', 'drop-in')} IPv6/block {hops} hops max",
+                        key="paper.drop_in_ratio_3to4hop_max", unit="x")
         for store in stores.values():  # the results are committed: the resume caches are no longer needed
             store.clear()
     plt.close(figure)
