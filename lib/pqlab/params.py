@@ -197,6 +197,15 @@ class AttackMatrixParams(_Strict):
     repeats: int = Field(default=1, ge=1, le=100)  # independent runs, each with its own seed and fresh keys
 
 
+class AmortParams(_Strict):
+    """AMORT-V1 implementation switch: which controller path runs the per-report work (pqlab.amort.fastpath).
+
+    ``native`` (C + libcrypto) falls back to ``reference`` only through ``resolve_controller_path``, which
+    returns the path actually used and the reason; studies record both."""
+
+    controller_path: Literal["reference", "native"] = "native"
+
+
 class StudyParams(_Strict):
     """The parameters one run sees: the profile's values merged over the common ones."""
 
@@ -207,6 +216,7 @@ class StudyParams(_Strict):
     design_space: DesignSpaceParams = DesignSpaceParams()
     thread: ThreadParams = Field(default_factory=ThreadParams)
     attack_matrix: AttackMatrixParams = Field(default_factory=AttackMatrixParams)
+    amort: AmortParams = Field(default_factory=AmortParams)
 
 
 _PROFILE_KEYS = {"costs", "attack_matrix", "case_sizes", "design_space", "thread"}
