@@ -128,6 +128,21 @@ def _transport(args: argparse.Namespace) -> int:
     return 0
 
 
+def _amortisation(args: argparse.Namespace) -> int:
+    from pqlab.studies import amortisation
+
+    result = amortisation.run(*_settings_and_paths(args), progress=not args.quiet)
+    metrics = result.metrics
+    print(f"controller path: {metrics['controller_path']['used']} ({metrics['controller_path']['reason']})")
+    print(result.tables["table2_amortised"].to_string(index=False))
+    print(result.tables["omission_detection"].to_string(index=False))
+    eq = metrics["equivocation"]
+    print(f"equivocation: {eq['exposed']} of {eq['trials']} exposed by comparing the two signed views")
+    print(metrics["dominant"]["sentence"])
+    _print_written(result)
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from pqlab.paths import ProjectPaths
     from pqlab.studies import report
@@ -186,6 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--scheduler", help="Dask scheduler address (default: $PQLAB_DASK_SCHEDULER, else local)")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=_transport)
+
+    amort = sub.add_parser("amortisation", help="run the AMORT-V1 amortisation study (Eq. 1, Table II, Fig. 3, Fig. 4, "
+                           "omission and equivocation trials)")
+    _study_arguments(amort)
+    amort.add_argument("--quiet", action="store_true", help="no progress bars")
+    amort.set_defaults(func=_amortisation)
 
     rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
     rep.add_argument("--root", default=".", help="project folder")

@@ -41,3 +41,9 @@ class OutputError(PqlabError):
     """An output location cannot be written."""
 
     code = "OUTPUT_UNWRITABLE"
+
+
+class StudyInputError(PqlabError):
+    """A study's input from another stage is missing or lacks what the study needs."""
+
+    code = "STUDY_INPUT"

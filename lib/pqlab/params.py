@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 from pathlib import Path
 from typing import Any, Literal
 
@@ -228,6 +229,93 @@ class AmortParams(_Strict):
     controller_path: Literal["reference", "native"] = "native"
 
 
+CheckpointSigner = Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"]  # the two checkpoint signatures of AMORT-V1
+
+
+class AmortBaseline(_Strict):
+    """One baseline of Table II / Fig. 3: a checkpoint signer with or without a durable evidence log."""
+
+    label: str = Field(min_length=1)
+    signer: CheckpointSigner
+    durable_log: bool
+
+
+class AmortModelInputs(_Strict):
+    """Which rows of the cost study (``data/derived/costs_stats.parquet``, column ``op_id``) feed Eq. 1.
+
+    The signature row is ``sign_<signer>`` on the backend the sweep signs with."""
+
+    mac: str = "hmac_sha256"
+    leaf: str = "merkle_leaf_interior"
+    fsync: str = "write_fsync"
+
+
+def _default_baselines() -> dict[str, AmortBaseline]:
+    return {
+        "mldsa_nolog": AmortBaseline(label="ML-DSA-65, no durable log", signer="ML-DSA-65", durable_log=False),
+        "mldsa_log": AmortBaseline(label="ML-DSA-65, durable log", signer="ML-DSA-65", durable_log=True),
+        "slhdsa_log": AmortBaseline(label="SLH-DSA-SHA2-128f, durable log", signer="SLH-DSA-SHA2-128f",
+                                    durable_log=True),
+    }
+
+
+def _increasing(values: tuple[int, ...], name: str) -> None:
+    if any(b <= a for a, b in itertools.pairwise(values)):
+        raise ValueError(f"{name}: must be strictly increasing (got {list(values)})")
+
+
+class AmortisationParams(_Strict):
+    """AMORT-V1 §V-D: Eq. 1, the checkpoint-interval sweep (Table II, Fig. 3), omission and equivocation trials,
+    the cost-detection trade-off (Fig. 4) and where the finding moves with signing backend and storage."""
+
+    baselines: dict[str, AmortBaseline] = Field(default_factory=_default_baselines, min_length=1)
+    backend: BackendChoice = "auto"   # signing backend of the sweep (and of the cost-study row Eq. 1 reads)
+    model_inputs: AmortModelInputs = Field(default_factory=AmortModelInputs)
+    intervals: tuple[int, ...] = Field(default=tuple(2 ** i for i in range(13)), min_length=2)
+    devices: int = Field(default=4, ge=2, le=1024)        # reporting devices, round-robin
+    disclosure_tag: bool = True                            # reports carry both tags (117 octets)
+    warmup_reports: int = Field(default=16, ge=0, le=1_000_000)
+    trials: int = Field(default=3, ge=1, le=1000)          # sweep trials per point (paper: five)
+    min_reports: int = Field(default=128, ge=1, le=10_000_000)     # per point: at least this many reports ...
+    min_checkpoints: int = Field(default=4, ge=1, le=1_000_000)   # ... and at least this many checkpoints
+    omission_trials: int = Field(default=25, ge=1, le=100_000)    # per interval and strategy (paper: 200)
+    omission_strategies: tuple[Literal["declared", "trimmed"], ...] = Field(default=("declared", "trimmed"),
+                                                                           min_length=1)
+    equivocation_trials: int = Field(default=25, ge=1, le=100_000)  # paper: 200
+    equivocation_k: int = Field(default=64, ge=2, le=1_000_000)
+    rates: tuple[float, ...] = Field(default=(1.0, 100.0, 1000.0), min_length=1)  # Fig. 4 fleets, reports/s
+    # Storage targets for the durable log: name -> folder (relative to the project root, or absolute).
+    storage: dict[str, str] = Field(default_factory=lambda: {"data disk": "data/raw", "tmpfs": "/dev/shm"},
+                                    min_length=1)
+    log_storage: str = "data disk"    # the target the main sweep writes its log to
+    sensitivity_intervals: tuple[int, ...] = Field(default=(1, 16, 256, 4096), min_length=1)
+    sensitivity_trials: int = Field(default=1, ge=1, le=1000)
+    sensitivity_min_reports: int = Field(default=64, ge=1, le=10_000_000)
+    sensitivity_min_checkpoints: int = Field(default=2, ge=1, le=1_000_000)
+    probe_reps: int = Field(default=30, ge=1, le=1_000_000)
+    probe_message_octets: int = Field(default=4096, ge=1, le=1 << 20)
+    probe_block_octets: int = Field(default=4096, ge=1, le=1 << 24)
+    bootstrap_resamples: int = Field(default=2000, ge=100, le=1_000_000)
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AmortisationParams:
+        for name in ("intervals", "sensitivity_intervals"):
+            values = getattr(self, name)
+            if any(isinstance(v, bool) or v < 1 or v > 1 << 24 for v in values):
+                raise ValueError(f"{name}: every interval must be an integer in [1, 2^24] (got {list(values)})")
+            _increasing(values, name)
+        if any(r <= 0 or r != r or r == float("inf") for r in self.rates):
+            raise ValueError(f"rates: every report rate must be a finite number > 0 (got {list(self.rates)})")
+        if len(set(self.omission_strategies)) != len(self.omission_strategies):
+            raise ValueError("omission_strategies: each strategy at most once")
+        if self.log_storage not in self.storage:
+            raise ValueError(f"log_storage: {self.log_storage!r} is not one of storage {sorted(self.storage)}")
+        if any(not str(folder).strip() for folder in self.storage.values()):
+            raise ValueError("storage: every target needs a folder")
+        return self
+
+
 class StudyParams(_Strict):
     """The parameters one run sees: each stage section with the selected profile's values merged in."""
 
@@ -242,6 +330,7 @@ class StudyParams(_Strict):
     design_space: DesignSpaceParams = Field(default_factory=DesignSpaceParams)
     thread: ThreadParams = Field(default_factory=ThreadParams)
     amort: AmortParams = Field(default_factory=AmortParams)
+    amortisation: AmortisationParams = Field(default_factory=AmortisationParams)
 
 
 # Sections whose values may differ by profile (sample sizes); each holds its own ``profiles:`` block.

@@ -39,6 +39,7 @@ class Quantity(BaseModel):
     metric: str
     paper_library: str | None = None
     note: str | None = None
+    note_metric: str | None = None  # "<file>:<dotted.key>" of a sentence this run wrote (a metric-driven note)
 
 
 class Reference(BaseModel):
@@ -76,6 +77,16 @@ def _metric_parent(document: dict[str, Any], dotted: str) -> dict[str, Any]:
     return parent if isinstance(parent, dict) else {}
 
 
+def _metric_text(reference: str, derived: Path, documents: dict[str, dict[str, Any] | None]) -> str | None:
+    """The string a metrics file holds at ``<file>:<dotted.key>`` (None when absent or not text)."""
+    filename, _, key = reference.partition(":")
+    if filename not in documents:
+        path = derived / filename
+        documents[filename] = json.loads(path.read_text()) if path.exists() else None
+    value = _lookup(documents[filename], key) if documents[filename] is not None else None
+    return value if isinstance(value, str) else None
+
+
 def collect(reference: Reference, derived: Path) -> pd.DataFrame:
     """One row per reference quantity with this run's value (None where the metrics hold no value for it)."""
     documents: dict[str, dict[str, Any] | None] = {}
@@ -92,6 +103,10 @@ def collect(reference: Reference, derived: Path) -> pd.DataFrame:
             notes.append(f"not run yet ({filename} missing)")
         elif here is None:
             notes.append("no value in this run's metrics")
+        if q.note_metric:
+            sentence = _metric_text(q.note_metric, derived, documents)
+            if sentence:
+                notes.append(sentence)
         parent = _metric_parent(document or {}, key)
         backend = parent.get("backend")
         if here is not None and q.paper_library and backend and _SAME_LIBRARY.get(backend, backend) != q.paper_library:
