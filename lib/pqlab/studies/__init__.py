@@ -7,5 +7,6 @@
 | ``case_sizes``     | PQ-CASE §V, Table I, Fig. 1    | 03_case_sizes                 |
 | ``design_space``   | PQ-CASE §VIII, Fig. 6          | 04_design_space               |
 | ``transport``      | PQ-CASE §VI, Fig. 2            | 05_transport                  |
+| ``amortisation``   | AMORT-V1 §V-D, Table II, Figs. 3-4 | 06_amortisation           |
 | ``report``         | both: REPORT.md                | (``pqlab report``)            |
 """

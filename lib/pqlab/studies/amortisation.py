@@ -219,14 +219,14 @@ def dominant_sentence(inputs: eq1.CostInputs, signer: str, backend: str, storage
     """One sentence, from measured values only: which term dominates the amortisable cost here, and why."""
     split = eq1.shares(inputs)
     term = eq1.dominant(inputs)
-    other = eq1.WRITE if term == eq1.SIGNATURE else eq1.SIGNATURE
-    text = (f"Here the {term} dominates ({split[term]:.0%} of C_sign + C_fsync = {inputs.amortisable:,.0f} µs): "
-            f"{backend} signs {signer} in {inputs.c_sign:,.0f} µs while a write+fsync on the "
-            f"{storage} takes {inputs.c_fsync:,.0f} µs, so the {other} is the smaller term")
-    flips = sensitivity[sensitivity["dominant"] != term]
-    if len(flips):
-        names = "; ".join(f"{r.backend} on {r.storage}" for r in flips.itertuples())
-        text += f" — it flips to the {other} with {names}"
+    text = (f"The {term} dominates {signer}'s amortisable cost here ({split[term]:.0%} of "
+            f"{inputs.amortisable:,.0f} µs) because {backend} signs in {inputs.c_sign:,.0f} µs while a write+fsync "
+            f"on the {storage} takes {inputs.c_fsync:,.0f} µs (cost-study medians)")
+    if len(sensitivity):
+        by_term = {t: ", ".join(f"{r.backend} on {r.storage}" for r in group.itertuples())
+                   for t, group in sensitivity.groupby("dominant", sort=False)}
+        text += "; this run's backend × storage probe finds " + " and ".join(
+            f"the {t} dominant with {names}" for t, names in by_term.items())
     return text + "."
 
 
