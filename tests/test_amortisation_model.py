@@ -137,7 +137,8 @@ def test_every_profile_of_the_shipped_params_loads(repo_root):
     (lambda s: s.update(rates=[1, -5]), "rates"),
     (lambda s: s.update(omission_strategies=["declared", "declared"]), "omission_strategies"),
     (lambda s: s.update(surprise=1), "amortisation.surprise"),
-    (lambda s: s["baselines"]["mldsa_log"].update(signer="RSA-2048"), "amortisation.baselines.mldsa_log.signer"),
+    (lambda s: s.update(baselines={"mldsa_log": {"label": "x", "signer": "RSA-2048", "durable_log": True}}),
+     "amortisation.baselines.mldsa_log.signer"),
     (lambda s: s["profiles"]["paper"].update(trials=0), "amortisation.profiles.paper.trials"),
     (lambda s: s.update(equivocation_k=1), "amortisation.equivocation_k"),
 ])
