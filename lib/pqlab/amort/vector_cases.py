@@ -733,7 +733,7 @@ def batch_all_refused(b: Builder) -> None:
     b.checkpoint()
 
 
-# --- interleaving and replays ------------------------------------------------------------------------------------------
+# --- interleaving and replays ----------------------------------------------------------------------------------
 
 @case("interleaved", "five devices in a shuffled order that keeps each device's own order")
 def interleaved_shuffled(b: Builder) -> None:
