@@ -167,3 +167,12 @@ def test_the_override_forces_either_way(monkeypatch):
 def test_describe_names_k_window_and_cost():
     text = interactive.describe(eq1.tradeoff(LOGGED, 100, window_s=10.0))
     assert "k = **1,000**" in text and "10 s" in text and "3.5 µs/report" in text
+
+
+def test_cli_reports_a_bad_amortisation_field_in_one_line(repo_root, tmp_path, capsys):
+    from pqlab import cli
+
+    path = _with(repo_root, tmp_path, lambda s: s.update(log_storage="nvme"))
+    assert cli.main(["amortisation", "--params", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pqlab: error [PARAMS_INVALID]") and "log_storage" in err[0]
