@@ -41,3 +41,21 @@ class OutputError(PqlabError):
     """An output location cannot be written."""
 
     code = "OUTPUT_UNWRITABLE"
+
+
+class TpmUnavailableError(PqlabError):
+    """No TPM 2.0 can be reached: swtpm or tpm2-tss is not installed, or the device node cannot be opened."""
+
+    code = "TPM_UNAVAILABLE"
+
+
+class TpmCommandError(PqlabError):
+    """A TPM 2.0 command failed (the TSS response code is in the message)."""
+
+    code = "TPM_COMMAND_FAILED"
+
+
+class ProverProcessError(PqlabError):
+    """The prover process broke its pipe protocol, exited unexpectedly, or did not answer in time."""
+
+    code = "PROVER_FAILED"
