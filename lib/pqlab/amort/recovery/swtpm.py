@@ -169,3 +169,11 @@ def tpm_endpoint(spec: str, workdir: str | Path | None = None) -> Iterator[str]:
         yield spec
         return
     raise ValueError(f"recovery.tpm must be 'swtpm' or 'device:/dev/tpmrmN', got {spec!r}")
+
+
+def swtpm_version() -> str | None:
+    """``swtpm --version``'s first line, or None when swtpm is absent."""
+    if shutil.which(BINARY) is None:
+        return None
+    out = subprocess.run([BINARY, "--version"], capture_output=True, text=True, check=False)
+    return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else None

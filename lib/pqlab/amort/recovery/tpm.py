@@ -9,6 +9,7 @@ needs a secret. Password authorization opens no TPM session, so a prover killed 
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 from types import ModuleType
 from typing import Any
 
@@ -150,3 +151,19 @@ def remove_counter(tcti: str, index: int) -> None:
     with NvCounter(tcti, index) as counter:
         if counter.exists():
             counter.undefine()
+
+
+def client_versions() -> dict[str, str | None]:
+    """The TPM client stack: the tpm2-pytss binding and the tpm2-tss ESAPI library it was built against."""
+    from importlib import metadata
+
+    try:
+        pytss = metadata.version("tpm2-pytss")
+    except metadata.PackageNotFoundError:
+        pytss = None
+    try:
+        out = subprocess.run(["pkg-config", "--modversion", "tss2-esys"], capture_output=True, text=True, check=False)
+        esys = out.stdout.strip() or None
+    except OSError:
+        esys = None
+    return {"tpm2-pytss": pytss, "tss2-esys": esys}

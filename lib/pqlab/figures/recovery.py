@@ -17,12 +17,10 @@ def fig_recovery(arms: pd.DataFrame, restart: pd.DataFrame, k: int, tpm_label: s
     sns.stripplot(data=arms, x="arm", y="reissued", hue="scenario", order=ARM_ORDER, palette=SCENARIO_COLOURS,
                   dodge=True, jitter=0.25, size=3.5, ax=ax)
     totals = arms.groupby(["arm", "scenario"])["reissued"].sum()
-    for i, arm in enumerate(ARM_ORDER):
-        for j, scenario in enumerate(("restart", "rollback")):
-            total = int(totals.get((arm, scenario), 0))
-            ax.annotate(f"Σ {total}", (i - 0.2 + 0.4 * j, 0), xytext=(0, -22), textcoords="offset points",
-                        ha="center", fontsize=7, color=SCENARIO_COLOURS[scenario], annotation_clip=False)
-    ax.set(title="(a) sequence numbers re-issued per trial", xlabel="", ylabel="SEQ_DUPLICATE at the controller")
+    ax.set_xticks(range(len(ARM_ORDER)), [f"{arm}\nΣ {int(totals.get((arm, 'restart'), 0))} / "
+                                          f"{int(totals.get((arm, 'rollback'), 0))}" for arm in ARM_ORDER])
+    ax.set(title="(a) sequence numbers re-issued per trial", xlabel="arm (Σ restart / rollback)",
+           ylabel="SEQ_DUPLICATE at the controller")
     ax.legend(title="", fontsize=8)
     ax = axes[1]
     ready = arms.dropna(subset=["ready_ms"])
@@ -35,7 +33,8 @@ def fig_recovery(arms: pd.DataFrame, restart: pd.DataFrame, k: int, tpm_label: s
     colours = lost["err_evidence_incomplete"].map({True: "#b2182b", False: "#878787"})
     ax.scatter(lost["kill_point"], lost["lost"], c=colours, s=14)
     ax.axhline(k, color="black", lw=0.8, ls="--")
-    ax.text(ax.get_xlim()[0] if len(lost) else 0, k, f" k = {k}", va="bottom", fontsize=8)
+    ax.set_xlim(left=0)
+    ax.text(0, k, f" k = {k}", va="bottom", fontsize=8)
     ax.set(title="(c) evidence lost per SIGKILLed epoch", xlabel="kill point (reports into the epoch)",
            ylabel="last seen − last committed", ylim=(-2, k * 1.25))
     ax.scatter([], [], c="#b2182b", s=14, label="ERR_EVIDENCE_INCOMPLETE")
