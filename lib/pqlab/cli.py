@@ -137,6 +137,16 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _recovery(args: argparse.Namespace) -> int:
+    from pqlab.studies import recovery
+
+    result = recovery.run(*_settings_and_paths(args), progress=not args.quiet)
+    for name in ("table4_recovery", "recovery_restart", "recovery_crash_injection"):
+        print(result.tables[name].to_string(index=False))
+    _print_written(result)
+    return 0 if result.metrics["crash"]["all_fail_secure_or_resume"] else 1
+
+
 def _study_arguments(parser: argparse.ArgumentParser, out_dir: bool = True) -> None:
     """The options every study command shares: which params file, which profile, where to write."""
     parser.add_argument("--params", default="params/params.yaml")
@@ -186,6 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--scheduler", help="Dask scheduler address (default: $PQLAB_DASK_SCHEDULER, else local)")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=_transport)
+
+    rec = sub.add_parser("recovery", help="run AMORT-V1 restart/rollback recovery with a real TPM 2.0 (Table IV)")
+    _study_arguments(rec)
+    rec.add_argument("--quiet", action="store_true", help="no progress bar")
+    rec.set_defaults(func=_recovery)
 
     rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
     rep.add_argument("--root", default=".", help="project folder")

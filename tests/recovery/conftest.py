@@ -21,7 +21,8 @@ def tpm_problem() -> str | None:
     return swtpm_problem() or binding_problem()
 
 
-def _need_tpm() -> None:
+def require_tpm() -> None:
+    """Skip (or, with PQLAB_REQUIRE_TPM=1, fail) the calling test when no TPM stack is installed."""
     problem = tpm_problem()
     if problem is None:
         return
@@ -32,7 +33,7 @@ def _need_tpm() -> None:
 
 @pytest.fixture(scope="session")
 def swtpm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Swtpm]:
-    _need_tpm()
+    require_tpm()
     with Swtpm(tmp_path_factory.mktemp("swtpm")) as tpm:
         yield tpm
 

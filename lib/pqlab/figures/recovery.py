@@ -24,16 +24,19 @@ def fig_recovery(arms: pd.DataFrame, restart: pd.DataFrame, k: int, tpm_label: s
     ax.legend(title="", fontsize=8)
     ax = axes[1]
     ready = arms.dropna(subset=["ready_ms"])
-    sns.boxplot(data=ready, x="arm", y="ready_ms", hue="scenario", order=ARM_ORDER, palette=SCENARIO_COLOURS,
-                fliersize=2, ax=ax)
-    ax.set(title=f"(b) restart to ready ({tpm_label})", xlabel="", ylabel="ms (prover-side)")
+    sns.stripplot(data=ready, x="arm", y="ready_ms", hue="scenario", order=ARM_ORDER, palette=SCENARIO_COLOURS,
+                  dodge=True, jitter=0.25, size=3, alpha=0.6, ax=ax)
+    sns.pointplot(data=ready, x="arm", y="ready_ms", hue="scenario", order=ARM_ORDER, palette=SCENARIO_COLOURS,
+                  estimator="median", errorbar=None, dodge=0.4, linestyle="none", markers="_", markersize=18,
+                  legend=False, ax=ax)
+    ax.set(title=f"(b) restart to ready ({tpm_label})", xlabel="", ylabel="ms (prover-side; bar = median)")
     ax.legend(title="", fontsize=8)
     ax = axes[2]
     lost = restart[restart["interrupted"]]
     colours = lost["err_evidence_incomplete"].map({True: "#b2182b", False: "#878787"})
     ax.scatter(lost["kill_point"], lost["lost"], c=colours, s=14)
     ax.axhline(k, color="black", lw=0.8, ls="--")
-    ax.set_xlim(left=0)
+    ax.set_xlim(0, 1.05 * (float(lost["kill_point"].max()) if len(lost) else 1.0))
     ax.text(0, k, f" k = {k}", va="bottom", fontsize=8)
     ax.set(title="(c) evidence lost per SIGKILLed epoch", xlabel="kill point (reports into the epoch)",
            ylabel="last seen − last committed", ylim=(-2, k * 1.25))

@@ -129,6 +129,8 @@ def metrics(arms: pd.DataFrame, restart: pd.DataFrame, crashes: pd.DataFrame, re
                     "restart_rate_refused_trials": int(restart.groupby("trial")["restart_rate_refused"].first().sum())
                     if len(restart) else 0},
         "crash": {"all_fail_secure_or_resume": crash_ok, "trials": len(crashes),
+                  "fail_secure_or_resume_fraction": float(crashes["fails_secure_or_resumes"].mean())
+                  if len(crashes) else None,
                   "cases": {c: {"resumed": int(((crashes["case"] == c) & (crashes["outcome"] == "resumed")).sum()),
                                 "failed_secure": int(((crashes["case"] == c)
                                                       & (crashes["outcome"] == "failed_secure")).sum()),
