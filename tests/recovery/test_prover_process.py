@@ -77,3 +77,27 @@ def test_reservation_costs_are_measured_against_the_tpm(world):
     assert set(costs["arm"]) == {"naive", "tpm", "tpm_check"}
     tpm = costs[costs["arm"] == "tpm"]
     assert (tpm["increment_ms"] > 0).all() and (tpm["total_ms"] >= tpm["increment_ms"] + tpm["write_ms"]).all()
+
+
+def test_an_interrupt_mid_trial_leaves_no_prover_running(keyless_world, tmp_path):
+    import os
+
+    from pqlab.amort.recovery.driver import Link
+
+    world = keyless_world
+    trial_dir = tmp_path / "interrupted"
+    trial_dir.mkdir()
+    ctrl = world.controller(trial_dir)
+    pdir = world.provision(trial_dir, chain_length=256)
+
+    def interrupt(name, count, seq):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), world.spawn(pdir, "naive", "7", 1, ("report@5",)) as prover:
+        pid = prover.pid
+        link = Link(prover, ctrl, trials.DEV_ID, interrupt)
+        link.ready()
+        link.run(100)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # killed and reaped
+    ctrl.log.close()

@@ -82,6 +82,15 @@ class ProverProcess:
         self.killed = True
         return self.proc.wait()
 
+    def __enter__(self) -> ProverProcess:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        """Leave no prover behind: on an error or an interrupt it is SIGKILLed at once, else asked to exit."""
+        if exc_type is not None and self.proc.poll() is None:
+            self.kill()
+        self.close()
+
     def close(self) -> int | None:
         """Ask a live prover to exit, or reap a dead one; always release the pipes."""
         if self.proc.poll() is None and not self.killed:

@@ -175,36 +175,27 @@ def restart_trial(world: World, trial: int, seed: int) -> list[dict[str, Any]]:
             for _ in range(cfg.interrupted_epochs):
                 life += 1
                 point = rng.randint(1, cfg.restart_max_reports)
-                prover = world.spawn(pdir, "fresh", f"{seed}:{trial}", life, (f"report@{point}",))
-                link = Link(prover, ctrl, DEV_ID, lambda name, count, seq: "kill")
-                try:
+                with world.spawn(pdir, "fresh", f"{seed}:{trial}", life, (f"report@{point}",)) as prover:
+                    link = Link(prover, ctrl, DEV_ID, lambda name, count, seq: "kill")
                     link.ready()
                     if life > 1:
                         ctrl.checkpoint()  # commit the previous epoch's EPOCH_CLOSE promptly
                     killed = not link.run(cfg.restart_max_reports + 1)
-                finally:
-                    prover.close()
                 kills[link.log.epoch] = {"kill_point": point, "killed": killed, "pid": prover.pid,
                                          "exit_status": link.log.exit_status}
             life += 1
-            prover = world.spawn(pdir, "fresh", f"{seed}:{trial}", life)
-            link = Link(prover, ctrl, DEV_ID)
-            try:
+            with world.spawn(pdir, "fresh", f"{seed}:{trial}", life) as prover:
+                link = Link(prover, ctrl, DEV_ID)
                 link.ready()
                 ctrl.checkpoint()
                 link.run(cfg.clean_checkpoints * cfg.k)
                 clean_epoch = link.log.epoch
-            finally:
-                prover.close()
             ctrl.retire(DEV_ID)
             ctrl.checkpoint()
             life += 1
-            prover = world.spawn(pdir, "fresh", f"{seed}:{trial}", life)
-            storm = Link(prover, ctrl, DEV_ID)
-            try:
+            with world.spawn(pdir, "fresh", f"{seed}:{trial}", life) as prover:
+                storm = Link(prover, ctrl, DEV_ID)
                 storm.ready()
-            finally:
-                prover.close()
             closes, errors = _audit(world, ctrl)
         finally:
             ctrl.log.close()
@@ -241,24 +232,19 @@ def arm_trial(world: World, arm: str, scenario: str, trial: int, seed: int) -> d
                 return "continue"
             return "kill"
 
-        first = world.spawn(pdir, arm, f"{seed}:{arm}:{scenario}:{trial}", 1, ("state_durable@1", f"report@{point}"))
-        link1 = Link(first, ctrl, DEV_ID, on_hook)
-        try:
+        hooks = ("state_durable@1", f"report@{point}")
+        with world.spawn(pdir, arm, f"{seed}:{arm}:{scenario}:{trial}", 1, hooks) as first:
+            link1 = Link(first, ctrl, DEV_ID, on_hook)
             link1.ready()
             link1.run(point + R)
-        finally:
-            first.close()
         true_state = ProverState.decode(state_path.read_bytes())
         if scenario == "rollback":
             _replace_file(state_path, snapshot["data"])
         found = ProverState.decode(state_path.read_bytes())
-        second = world.spawn(pdir, arm, f"{seed}:{arm}:{scenario}:{trial}", 2)
-        link2 = Link(second, ctrl, DEV_ID)
-        try:
+        with world.spawn(pdir, arm, f"{seed}:{arm}:{scenario}:{trial}", 2) as second:
+            link2 = Link(second, ctrl, DEV_ID)
             link2.ready()
             link2.run(cfg.post_reports)
-        finally:
-            second.close()
         ctrl.log.close()
     after = link2.log
     other = {k: v for k, v in after.outcomes.items() if k not in ("accepted", Code.SEQ_DUPLICATE.value)}
@@ -289,20 +275,14 @@ def crash_trial(world: World, case: str, trial: int, seed: int) -> dict[str, Any
     with _trial_dir(world, f"crash-{case}-{trial}") as tdir:
         ctrl = world.controller(tdir, k=R)
         pdir = world.provision(tdir, chain_length=8 * R)
-        first = world.spawn(pdir, "tpm", f"{seed}:crash:{case}:{trial}", 1, (f"{hook}@{nth}",))
-        link1 = Link(first, ctrl, DEV_ID, lambda name, count, seq: "kill")
-        try:
+        with world.spawn(pdir, "tpm", f"{seed}:crash:{case}:{trial}", 1, (f"{hook}@{nth}",)) as first:
+            link1 = Link(first, ctrl, DEV_ID, lambda name, count, seq: "kill")
             link1.ready()
             link1.run((j + 1) * R)
-        finally:
-            first.close()
-        second = world.spawn(pdir, "tpm", f"{seed}:crash:{case}:{trial}", 2)
-        link2 = Link(second, ctrl, DEV_ID)
-        try:
+        with world.spawn(pdir, "tpm", f"{seed}:crash:{case}:{trial}", 2) as second:
+            link2 = Link(second, ctrl, DEV_ID)
             link2.ready()
             link2.run(2 * R)
-        finally:
-            second.close()
         ctrl.log.close()
     after = link2.log
     reissued = after.outcomes.get(Code.SEQ_DUPLICATE.value, 0)
