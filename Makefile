@@ -20,7 +20,7 @@ setup: $(STAMP) tpm
 tpm: $(STAMP)
 	@bash scripts/setup-tpm.sh $(BIN)/python
 
-$(STAMP): pyproject.toml requirements/lock.txt setup.py lib/pqlab/thread/_core.c
+$(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*.c lib/pqlab/*/*.h lib/pqlab/*/*/*.c lib/pqlab/*/*/*.h)
 	@$(PYTHON) -c 'import sys; sys.exit("pqlab needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip 2>&1 | $(QUIET_PIP)
