@@ -96,7 +96,8 @@ def test_the_paper_profile_runs_150_trials_per_cell():
     (lambda r: r["recovery"].__setitem__("tpm", "mock"), "recovery.tpm"),
     (lambda r: r["recovery"].__setitem__("nv_index", 0x81000000), "recovery.nv_index"),
     (lambda r: r["recovery"]["profiles"]["quick"].__setitem__("trials", 0), "recovery.profiles.quick.trials"),
-    (lambda r: r["recovery"]["sizing"].__setitem__("report_rate_hz", 0), "recovery.sizing.report_rate_hz"),
+    (lambda r: r["recovery"].setdefault("sizing", {}).__setitem__("report_rate_hz", 0),
+     "recovery.sizing.report_rate_hz"),
 ])
 def test_bad_recovery_params_name_their_field(mutate, fragment):
     raw = copy.deepcopy(_raw())
