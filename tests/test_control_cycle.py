@@ -115,3 +115,10 @@ def test_background_signer_with_an_unknown_algorithm_fails_with_its_reason():
     with pytest.raises(control_cycle.CycleError, match="did not start"), \
             control_cycle.BackgroundSigner("NO-SUCH-SIG", "auto", CPU, 16, 1):
         pass
+
+
+def test_unknown_background_signer_fails_before_any_run():
+    cfg = _params(configurations={"bg": CycleConfiguration(label="bg", background_signer="NO-SUCH-SIG")})
+    with pytest.raises(control_cycle.CycleError, match="NO-SUCH-SIG") as caught:
+        control_cycle.run_all(cfg, seed=1, progress=False)
+    assert caught.value.field == "control_cycle.configurations.bg.background_signer"

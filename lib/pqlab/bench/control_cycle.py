@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from pqlab import crypto
 from pqlab.bench import _cycle
 from pqlab.errors import PqlabError
 from pqlab.params import ControlCycleParams, CycleConfiguration
@@ -171,6 +172,12 @@ def run_all(cfg: ControlCycleParams, seed: int, *, progress: bool = True) -> tup
     if cpu not in os.sched_getaffinity(0):
         raise CycleError(f"CPU {cpu} is not available to this process (allowed: {sorted(os.sched_getaffinity(0))})",
                          field="control_cycle.cpu")
+    for name, configuration in cfg.configurations.items():  # fail before any run, naming the configuration
+        if configuration.background_signer:
+            try:
+                crypto.resolve_backend(configuration.background_signer, cfg.signer_backend)
+            except PqlabError as exc:
+                raise CycleError(str(exc), field=f"control_cycle.configurations.{name}.background_signer") from exc
     rng = np.random.default_rng(seed)
     runs = []
     bar = tqdm(cfg.configurations.items(), desc="control cycle", disable=not progress)
