@@ -19,9 +19,9 @@ from pqlab import machine
 from pqlab import params as params_module
 from pqlab.io import write_json
 from pqlab.params import ThreadParams
-from pqlab.run.grid import grid_points, run_grid
 from pqlab.thread import core
 from pqlab.thread.case_inputs import table1_inputs
+from pqlab.thread.grid import grid_points, run_grid
 from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
 from pqlab.thread.reference import simulate
 
@@ -35,7 +35,7 @@ def table1_grid_inputs() -> tuple[ThreadParams, dict, dict]:
     """The project's thread model and the Table I configurations' sizes and device computation."""
     settings = params_module.load(REPO / "params" / "params.yaml")
     configs, compute = table1_inputs(settings.thread.configurations,
-                                     REPO / "params" / settings.design_space.cycles_file)
+                                     REPO / "params" / settings.inputs.cycles_file)
     return settings.thread.model_copy(update={"runs": 300}), configs, compute
 
 
@@ -66,7 +66,7 @@ def full_grid(params: ThreadParams, configs: dict, compute: dict, workers: int) 
     points = grid_points(configs, params, compute)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        table = run_grid(points, params, Path(tmp) / "grid.parquet", workers=workers, progress=False)
+        table = run_grid(points, params, Path(tmp) / "grid.parts", workers=workers, progress=False)
         wall = time.perf_counter() - start
     self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -1,4 +1,4 @@
-"""Shared fixtures: the repository root, the shared test-vector folder, and a scratch project tree."""
+"""Shared fixtures: the repository root, the vendored test vectors (tests/vectors/), and a scratch project tree."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
+VECTORS = REPO / "tests" / "vectors"
 
 
 @pytest.fixture(scope="session")
@@ -17,10 +17,9 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared test vectors not found at {SHARED_DATA} (they live beside the repo, not in it)")
-    return SHARED_DATA
+def vectors() -> Path:
+    """Test data vendored from upstream sources (tests/vectors/SOURCES.md names each file's origin)."""
+    return VECTORS
 
 
 @pytest.fixture

@@ -10,16 +10,17 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM
 
-from pqlab import crypto
-from pqlab.case import algorithms, certificates, configurations, framing, messages, tlv
+from pqlab import crypto, framing
+from pqlab.case import algorithms, certificates, configurations, messages, tlv
 from pqlab.case.configurations import TABLE1, CaseConfig, CaseConfigError, case_message_sizes, handshake
 from pqlab.case.material import RealMaterial, SizedMaterial
+from pqlab.params import FramingParams
 
 # ------------------------------------------------------------------------------ templates vs vectors
 
 
-def _cert(shared_data, name):
-    document = json.loads((shared_data / "matter" / "chip_cert_vectors.json").read_text())
+def _cert(vectors, name):
+    document = json.loads((vectors / "matter" / "chip_cert_vectors.json").read_text())
     return bytes.fromhex(next(c for c in document["certs"] if c["name"] == name)["tlv_hex"])
 
 
@@ -28,9 +29,9 @@ def _cert(shared_data, name):
     ("ICA01", certificates.ICAC_TEMPLATE, ((certificates.DN_RCAC_ID, 0xCACACACA00000001),)),
     ("Root01", certificates.RCAC_TEMPLATE, ((certificates.DN_RCAC_ID, 0xCACACACA00000001),)),
 ])
-def test_templates_reproduce_the_reference_vectors(shared_data, name, template, issuer_dn):
+def test_templates_reproduce_the_reference_vectors(vectors, name, template, issuer_dn):
     """Substituting the vector's serial, key, key ids and signature into our template gives the vector's bytes."""
-    vector = _cert(shared_data, name)
+    vector = _cert(vectors, name)
     decoded = tlv.decode(vector)
     extensions = decoded.member(certificates.EXTENSIONS)
     skid = next(m.value for m in extensions.value if m.tag == tlv.ContextTag(4))
@@ -77,8 +78,8 @@ def test_real_certificate_signatures_verify_under_the_issuer_key():
 # ----------------------------------------------------------------------------- algorithm sizes
 
 
-def test_algorithm_sizes_match_the_shared_liboqs_table(shared_data):
-    with (shared_data / "pq_sizes.csv").open() as handle:
+def test_algorithm_sizes_match_the_shared_liboqs_table(vectors):
+    with (vectors / "pq_sizes.csv").open() as handle:
         rows = {r["liboqs_name"] or r["algorithm"]: r for r in csv.DictReader(handle)}
     for alg in algorithms.SIGNATURES.values():
         row = rows[alg.liboqs_name or "ECDSA-P256"]
@@ -196,10 +197,11 @@ def test_configurations_are_parameterised_and_validated():
             CaseConfig(**bad)
 
 
-def test_frames_follow_openthread_fragmentation():
-    paper_like = framing.Framing(iphc_octets=9)
-    assert framing.frames_for_datagram(1232, paper_like) == 13  # the paper's 13 frames per 1232-B payload
-    assert framing.frames_for_datagram(1232, framing.Framing(iphc_octets=25)) == 14  # facts doc §3.4
-    assert framing.frames_for_datagram(10, framing.Framing()) == 1
-    assert framing.frames_for_message(5000) == sum(
-        framing.frames_for_datagram(n, framing.Framing()) for n in (1232, 1232, 1232, 1232, 5026 - 4 * 1232))
+def test_frames_follow_6lowpan_fragmentation():
+    fr = FramingParams()
+    one_hop = lambda n, **kw: len(framing.frame_psdus(n, fr, multi_hop=False, **kw))  # noqa: E731
+    assert one_hop(1232) == 13  # the paper's 13 frames per 1232-B payload (IPHC 9, every fragment full)
+    assert one_hop(1232, rounding=True, iphc_bytes=25) == 14  # OpenThread: ML-EID IPHC, 8-byte rounding
+    assert one_hop(10) == 1
+    assert framing.frames_for_message(5000, fr) == sum(
+        one_hop(n) for n in (1232, 1232, 1232, 1232, 5026 - 4 * 1232))

@@ -8,11 +8,12 @@ import pytest
 import yaml
 
 from pqlab import params
-from pqlab.case import sizes_study
+from pqlab.case import size_tables
 from pqlab.case.configurations import CaseConfig, case_message_sizes
 from pqlab.errors import ParamsError
 from pqlab.paths import ProjectPaths
 from pqlab.report import _lookup
+from pqlab.studies import case_sizes as sizes_study
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +31,8 @@ def test_study_writes_every_output(study):
     for name in ("table1_case_sizes.csv", "table1_case_sizes.md", "table1_case_breakdown.csv",
                  "resumption_sizes.csv", "fig1_case_sizes.pdf", "fig1_case_sizes.png"):
         assert (root / "paper_figs" / "case" / name).stat().st_size > 0, name
-    assert len(result.table1) == 15
-    assert result.real_material["identical_sizes"].all() and len(result.real_material) == 2
+    assert len(result.tables['table1_case_sizes']) == 15
+    assert result.data['real_material']["identical_sizes"].all() and len(result.data['real_material']) == 2
 
 
 def test_every_case_reference_row_has_a_value_here(study, repo_root):
@@ -47,15 +48,18 @@ def test_every_case_reference_row_has_a_value_here(study, repo_root):
 
 def test_table_sizes_come_from_the_size_function(study):
     _, result = study
-    for row in result.table1.to_dict("records"):
+    for row in result.tables['table1_case_sizes'].to_dict("records"):
         assert row["Total"] == row["Sigma1"] + row["Sigma2"] + row["Sigma3"] + row["StatusReport"]
-    b = result.table1.set_index("config").loc["B"]
-    assert bool(b["fits_limit"]) and b["frames_total"] == 20
+    table = result.tables['table1_case_sizes'].set_index("config")
+    assert bool(table.loc["B", "fits_limit"]) and table.loc["B", "frames_total"] == 20
+    # PQ-CASE §V: "1576 B in 20 frames", "22.8 kB in 244 frames" under the paper's framing model (the default);
+    # OpenThread's mesh-local IPHC (25 B) and fragment rounding need 263 for D3.
+    assert table.loc["D3", "frames_total"] == 244 and table.loc["D3", "frames_total_openthread"] == 263
 
 
 def test_unknown_configuration_is_a_params_error_naming_the_field():
     with pytest.raises(ParamsError, match=r"case_sizes\.configurations"):
-        sizes_study.configurations(("B", "Z9"))
+        size_tables.configurations(("B", "Z9"))
 
 
 def test_extreme_design_points_still_encode():
@@ -67,8 +71,8 @@ def test_extreme_design_points_still_encode():
 
 def test_bad_framing_parameter_names_the_field(repo_root):
     raw = params.load_raw(repo_root / "params" / "params.yaml")
-    raw["case_sizes"]["framing"]["iphc_octets"] = 1
-    with pytest.raises(ParamsError, match=r"case_sizes\.framing\.iphc_octets"):
+    raw["framing"]["iphc_bytes"] = 1
+    with pytest.raises(ParamsError, match=r"framing\.iphc_bytes"):
         params.resolve(raw, "smoke")
 
 

@@ -31,8 +31,8 @@ from tests.tlv_strategies import scalars
 # --------------------------------------------------------------------------------------- vectors
 
 
-def _vectors(shared_data):
-    document = json.loads((shared_data / "matter" / "chip_cert_vectors.json").read_text())
+def _vectors(vectors):
+    document = json.loads((vectors / "matter" / "chip_cert_vectors.json").read_text())
     blobs = [(c["name"], bytes.fromhex(c["tlv_hex"]), c["tlv_len"]) for c in document["certs"]]
     blobs += [(c["name"], bytes.fromhex(c["tlv_hex"]), c["tlv_len"]) for c in document["supplementary_certs"]["certs"]]
     newer = document["pdcid01_compact_newer_variant"]
@@ -40,8 +40,8 @@ def _vectors(shared_data):
     return document, blobs
 
 
-def test_every_certificate_vector_round_trips_byte_identically(shared_data):
-    document, blobs = _vectors(shared_data)
+def test_every_certificate_vector_round_trips_byte_identically(vectors):
+    document, blobs = _vectors(vectors)
     assert len(blobs) == document["counts"]["tlv_blobs"] + 10 + 1  # 20 main + 10 supplementary + 1 variant
     for name, blob, length in blobs:
         assert len(blob) == length, name
@@ -50,8 +50,8 @@ def test_every_certificate_vector_round_trips_byte_identically(shared_data):
         assert tlv.encode(element) == blob, name
 
 
-def test_the_papers_19_vectors_round_trip(shared_data):
-    document, _ = _vectors(shared_data)
+def test_the_papers_19_vectors_round_trip(vectors):
+    document, _ = _vectors(vectors)
     nineteen = [c for c in document["certs"] if c["likely_in_paper_19"]]
     assert len(nineteen) == 19
     for cert in nineteen:
@@ -59,17 +59,17 @@ def test_the_papers_19_vectors_round_trip(shared_data):
         assert tlv.encode(tlv.decode(blob)) == blob, cert["name"]
 
 
-def test_vector_field_sizes_match_the_decoded_members(shared_data):
+def test_vector_field_sizes_match_the_decoded_members(vectors):
     """Each certificate field's byte count (from the vectors' own notes) equals the encoder's member size."""
-    document, _ = _vectors(shared_data)
+    document, _ = _vectors(vectors)
     for cert in document["certs"]:
         element = tlv.decode(bytes.fromhex(cert["tlv_hex"]))
         sizes = [tlv.member_size(m) for m in element.value]
         assert sizes == list(cert["tlv_field_sizes"].values()), cert["name"]
 
 
-def test_the_malformed_vector_uses_a_common_profile_tag(shared_data):
-    document, _ = _vectors(shared_data)
+def test_the_malformed_vector_uses_a_common_profile_tag(vectors):
+    document, _ = _vectors(vectors)
     err01 = next(c for c in document["certs"] if c["name"] == "Node01_01_Err01")
     extensions = tlv.decode(bytes.fromhex(err01["tlv_hex"])).member(10)
     assert CommonProfileTag(0x04EE) in [m.tag for m in extensions.value]
@@ -231,8 +231,8 @@ def test_arbitrary_bytes_inside_a_structure(data):
 
 
 @pytest.fixture(scope="module")
-def certificate_blobs(shared_data):
-    return [blob for _, blob, _ in _vectors(shared_data)[1]]
+def certificate_blobs(vectors):
+    return [blob for _, blob, _ in _vectors(vectors)[1]]
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

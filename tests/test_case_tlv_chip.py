@@ -76,8 +76,8 @@ def test_encoder_matches_the_reference_python_writer(tree):
     assert tlv.encode(tree) == bytes(writer.encoding)
 
 
-def test_reference_reader_reads_our_certificates(shared_data):
-    document = json.loads((shared_data / "matter" / "chip_cert_vectors.json").read_text())
+def test_reference_reader_reads_our_certificates(vectors):
+    document = json.loads((vectors / "matter" / "chip_cert_vectors.json").read_text())
     node = bytes.fromhex(next(c for c in document["certs"] if c["name"] == "Node01_01")["tlv_hex"])
     ours = tlv.decode(node)
     theirs = chip_tlv.TLVReader(node).get()["Any"]

@@ -43,15 +43,16 @@ def _params_file(project, mutate):
 
 
 def test_wrong_type_in_params(project):
-    path = _params_file(project, lambda r: r["profiles"]["smoke"]["costs"].__setitem__("trials", "two"))
-    _assert_one_line_error(_run("costs", "--params", str(path), "--profile", "smoke"), "costs.trials")
+    path = _params_file(project, lambda r: r["costs"]["profiles"]["smoke"].__setitem__("trials", "two"))
+    _assert_one_line_error(_run("costs", "--params", str(path), "--profile", "smoke"), "costs.profiles.smoke.trials")
     assert not (project / "data").exists()
 
 
 def test_zero_and_negative_repetitions(project):
     for value in (0, -1):
-        path = _params_file(project, lambda r, v=value: r["profiles"]["smoke"]["costs"].__setitem__("reps", v))
-        _assert_one_line_error(_run("params", "--params", str(path), "--profile", "smoke"), "costs.reps")
+        path = _params_file(project, lambda r, v=value: r["costs"]["profiles"]["smoke"].__setitem__("reps", v))
+        _assert_one_line_error(_run("params", "--params", str(path), "--profile", "smoke"),
+                               "costs.profiles.smoke.reps")
 
 
 def test_unknown_algorithm(project):

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from pqlab import crypto, io, params
-from pqlab.bench import costs, costs_study
+from pqlab.bench import costs
 from pqlab.paths import ProjectPaths
+from pqlab.studies import costs as costs_study
 
 
 @pytest.fixture(scope="module")
@@ -26,29 +27,30 @@ def result(tmp_path_factory):
 
 def test_table1_has_every_operation_in_paper_order(result):
     _, _, run = result
-    assert list(run.table1["Operation"]) == [
+    assert list(run.tables['table1_costs']["Operation"]) == [
         "HMAC-SHA-256, 83-octet record", "Merkle leaf and interior hash", "ML-KEM-768 encapsulate",
         "ML-KEM-768 decapsulate", "ML-DSA-65 sign", "SLH-DSA-SHA2-128f sign", "4 KiB write+fsync"]
-    assert list(run.table1["Frequency"]) == ["per report"] * 2 + ["per epoch"] * 2 + ["per checkpoint"] * 3
+    frequencies = list(run.tables['table1_costs']["Frequency"])
+    assert frequencies == ["per report"] * 2 + ["per epoch"] * 2 + ["per checkpoint"] * 3
 
 
 def test_sample_counts_follow_the_profile(result):
     settings, _, run = result
     cfg = settings.costs
-    counts = run.raw[run.raw["in_table1"]].groupby("op_id").size()
+    counts = run.data['raw'][run.data['raw']["in_table1"]].groupby("op_id").size()
     assert counts["hmac_sha256"] == cfg.trials * cfg.reps
     assert counts["sign_SLH-DSA-SHA2-128f"] == cfg.trials * cfg.reps_slow
     assert counts["write_fsync"] == cfg.trials * cfg.reps_slow
-    assert set(run.raw["trial"]) == set(range(cfg.trials))
+    assert set(run.data['raw']["trial"]) == set(range(cfg.trials))
 
 
 def test_costs_are_ordered_as_the_protocol_expects(result):
     _, _, run = result
-    median = run.stats[run.stats["in_table1"]].set_index("op_id")["median"]
+    median = run.data['stats'][run.data['stats']["in_table1"]].set_index("op_id")["median"]
     # Per-report hashing is orders of magnitude cheaper than any public-key operation.
     assert median["hmac_sha256"] * 5 < median["encaps_ML-KEM-768"]
     assert median["encaps_ML-KEM-768"] < median["sign_ML-DSA-65"] < median["sign_SLH-DSA-SHA2-128f"]
-    stats = run.stats
+    stats = run.data['stats']
     assert (stats["median_lo"] <= stats["median"]).all() and (stats["median"] <= stats["median_hi"]).all()
     assert (stats["median"] <= stats["p95"]).all() and (stats["p95"] <= stats["p99"]).all()
 
@@ -56,10 +58,10 @@ def test_costs_are_ordered_as_the_protocol_expects(result):
 def test_every_backend_with_the_comparison_signer_is_compared(result):
     settings, _, run = result
     names = crypto.backends_offering(settings.costs.comparison_signer)
-    timed = set(run.stats[run.stats["op_id"] == f"sign_{settings.costs.comparison_signer}"]["backend"])
+    timed = set(run.data['stats'][run.data['stats']["op_id"] == f"sign_{settings.costs.comparison_signer}"]["backend"])
     assert timed == set(names)
-    assert len(run.comparison) == comb(len(names), 2)
-    assert (run.comparison["ratio"] >= 1).all()
+    assert len(run.tables['table1_backend_comparison']) == comb(len(names), 2)
+    assert (run.tables['table1_backend_comparison']["ratio"] >= 1).all()
 
 
 def test_outputs_exist_with_metadata(result):
@@ -75,7 +77,7 @@ def test_outputs_exist_with_metadata(result):
     assert meta["params"]["costs"]["reps"] == settings.costs.reps
     assert "cryptography" in meta["libraries"]
     raw = pd.read_parquet(paths.raw / "costs.parquet")
-    assert len(raw) == len(run.raw)
+    assert len(raw) == len(run.data['raw'])
     metrics = json.loads((paths.derived / "costs_metrics.json").read_text())
     assert metrics["table1"]["sign_ML-DSA-65"]["median_us"] > 0
     assert not list(paths.raw.glob(".fsync-probe-*")), "storage probe file left behind"
@@ -84,7 +86,7 @@ def test_outputs_exist_with_metadata(result):
 
 def test_slow_operations_are_the_papers_two():
     cfg = params.resolve(
-        {"profile": "smoke", "seed": 1, "costs": {}, "profiles": {"smoke": {"costs": {
+        {"profile": "smoke", "profiles": ["smoke"], "seed": 1, "costs": {"profiles": {"smoke": {
             "trials": 1, "reps": 1, "reps_slow": 1, "warmup": 0, "bootstrap_resamples": 100}}}}).costs
     slow = {op.op_id for op in costs.table1_operations(cfg) if op.slow}
     assert slow == {"sign_SLH-DSA-SHA2-128f", "write_fsync"}

@@ -15,8 +15,8 @@ KEM_CASES = [(b.name, alg) for b in AVAILABLE for alg in b.kems]
 SIG_CASES = [(b.name, alg) for b in AVAILABLE for alg in b.signatures]
 
 
-def _fips_sizes(shared_data):
-    with open(shared_data / "pq_sizes.csv", newline="") as handle:
+def _fips_sizes(vectors):
+    with open(vectors / "pq_sizes.csv", newline="") as handle:
         return {row["algorithm"]: row for row in csv.DictReader(handle)}
 
 
@@ -28,8 +28,8 @@ def test_at_least_two_backends_work_here():
 
 
 @pytest.mark.parametrize(("backend", "algorithm"), KEM_CASES)
-def test_kem_sizes_match_fips_203(backend, algorithm, shared_data):
-    expected = _fips_sizes(shared_data)[algorithm]
+def test_kem_sizes_match_fips_203(backend, algorithm, vectors):
+    expected = _fips_sizes(vectors)[algorithm]
     sizes = crypto.get_kem(algorithm, backend).sizes
     assert sizes.public_key == int(expected["public_key"])
     assert sizes.ciphertext == int(expected["ciphertext"])
@@ -39,8 +39,8 @@ def test_kem_sizes_match_fips_203(backend, algorithm, shared_data):
 
 
 @pytest.mark.parametrize(("backend", "algorithm"), SIG_CASES)
-def test_signature_sizes_match_fips_204_205(backend, algorithm, shared_data):
-    expected = _fips_sizes(shared_data)[algorithm]
+def test_signature_sizes_match_fips_204_205(backend, algorithm, vectors):
+    expected = _fips_sizes(vectors)[algorithm]
     sizes = crypto.get_signer(algorithm, backend).sizes
     assert sizes.public_key == int(expected["public_key"])
     assert sizes.signature == int(expected["signature"])

@@ -8,10 +8,11 @@ import pytest
 
 from pqlab import params
 from pqlab.case import design_space as ds
-from pqlab.case import design_space_study
+from pqlab.case import design_tables
 from pqlab.case.configurations import CaseConfig, case_message_sizes
 from pqlab.errors import ParamsError
 from pqlab.paths import ProjectPaths
+from pqlab.studies import design_space as design_space_study
 
 
 @pytest.fixture(scope="module")
@@ -31,13 +32,13 @@ def test_exactly_3780_distinct_points(study):
     p = settings.design_space
     expected = len(p.key_exchanges) * len(p.noc) * len(p.icac) * len(p.rcac) * len(p.modes)
     assert expected == 3780
-    assert len(result.space) == 3780
-    assert result.space[["key_exchange", "noc", "icac", "rcac", "mode"]].drop_duplicates().shape[0] == 3780
+    assert len(result.data['space']) == 3780
+    assert result.data['space'][["key_exchange", "noc", "icac", "rcac", "mode"]].drop_duplicates().shape[0] == 3780
 
 
 def test_sizes_are_the_encoders(study):
     _, _, result = study
-    for row in result.space.sample(25, random_state=7).to_dict("records"):
+    for row in result.data['space'].sample(25, random_state=7).to_dict("records"):
         config = CaseConfig(key_exchange=row["key_exchange"], noc=row["noc"],
                             icac=None if row["icac"] == "none" else row["icac"], rcac=row["rcac"],
                             auth=row["auth"], cached=row["cached"],
@@ -50,9 +51,10 @@ def test_sizes_are_the_encoders(study):
 
 def test_pareto_rows_are_not_dominated_within_their_restriction(study):
     _, _, result = study
-    for name, families in design_space_study.RESTRICTIONS.items():
-        pool = ds.restrict(result.space, families)
-        for row in result.pareto[result.pareto["restriction"] == name].itertuples():
+    for name, families in design_tables.RESTRICTIONS.items():
+        pool = ds.restrict(result.data['space'], families)
+        pareto = result.tables['design_space_pareto']
+        for row in pareto[pareto["restriction"] == name].itertuples():
             better = pool[(pool["total"] <= row.total) & (pool["device_ms"] <= row.device_ms + 1e-9)
                           & ((pool["total"] < row.total) | (pool["device_ms"] < row.device_ms - 0.005))]
             assert better.empty, (name, row)
@@ -68,7 +70,7 @@ def test_families_rank_the_least_established_algorithm():
 
 def test_filter_space_applies_every_constraint(study):
     _, _, result = study
-    found = ds.filter_space(result.space, max_message=2500, max_device_ms=50, families=[ds.FAMILY_FIPS])
+    found = ds.filter_space(result.data['space'], max_message=2500, max_device_ms=50, families=[ds.FAMILY_FIPS])
     assert not found.empty
     assert (found["largest"] <= 2500).all() and (found["device_ms"] <= 50).all()
     assert set(found["family"]) == {ds.FAMILY_FIPS}
@@ -82,11 +84,11 @@ def test_outputs_and_metrics(study):
         assert (root / relative).stat().st_size > 0
     metrics = json.loads((root / "data" / "derived" / "design_space_metrics.json").read_text())
     assert metrics["points"] == 3780
-    assert set(metrics["device_pq"]) == {c for c in result.device_pq["config"]}
+    assert set(metrics["device_pq"]) == {c for c in result.tables['table1_device_pq']["config"]}
 
 
 def test_bad_mode_names_its_entry(study):
     _, settings, _ = study
     bad = settings.design_space.model_copy(update={"modes": ("sig/none", "pdk/all")})
     with pytest.raises(ParamsError, match=r"design_space.modes\[1\]"):
-        design_space_study.parse_modes(bad.modes)
+        design_tables.parse_modes(bad.modes)

@@ -16,9 +16,9 @@ OPS = {"encaps": "encaps_or_sign_cycles", "sign": "encaps_or_sign_cycles",
        "decaps": "decaps_or_verify_cycles", "verify": "decaps_or_verify_cycles"}
 
 
-def test_cycle_table_is_the_fastest_pqm4_implementation_at_its_commit(shared_data):
+def test_cycle_table_is_the_fastest_pqm4_implementation_at_its_commit(vectors):
     table = load_cycles(TABLE_PATH)
-    with open(shared_data / "pqm4_cycles.csv", newline="") as handle:
+    with open(vectors / "pqm4_cycles.csv", newline="") as handle:
         rows = [r for r in csv.DictReader(handle) if r["source_commit"] == table.source_commit]
     for algorithm, entry in table.algorithms.items():
         matching = [r for r in rows if r["scheme"] == entry.pqm4_scheme]
@@ -31,8 +31,8 @@ def test_cycle_table_is_the_fastest_pqm4_implementation_at_its_commit(shared_dat
                 assert cycles == min(int(r[column]) for r in matching), (algorithm, operation)
 
 
-def test_uov_is_pkc_really_has_no_pqm4_number(shared_data):
-    with open(shared_data / "pqm4_cycles.csv", newline="") as handle:
+def test_uov_is_pkc_really_has_no_pqm4_number(vectors):
+    with open(vectors / "pqm4_cycles.csv", newline="") as handle:
         schemes = {r["scheme"] for r in csv.DictReader(handle)}
     assert not any(s.startswith("ov-Is") for s in schemes)
 

@@ -24,8 +24,57 @@ def test_repo_params_load_for_every_profile():
     for name in raw["profiles"]:
         loaded = params.resolve(raw, name)
         assert loaded.profile == name
-        assert loaded.costs.trials == raw["profiles"][name]["costs"]["trials"]
+        assert loaded.costs.trials == raw["costs"]["profiles"][name]["trials"]
         assert loaded.costs.kem == raw["costs"]["kem"]  # common value survives the merge
+
+
+def test_shared_blocks_reach_the_simulator():
+    raw = _raw()
+    raw["seed"] = 7
+    raw["framing"]["iphc_bytes"] = 11
+    loaded = params.resolve(raw, "quick")
+    assert loaded.thread.seed == 7 and loaded.thread.framing == loaded.framing
+    assert loaded.thread.framing.iphc_bytes == 11
+
+
+@pytest.mark.parametrize("field", ["framing", "seed"])
+def test_injected_fields_cannot_be_set_inside_the_thread_section(field):
+    raw = _raw()
+    raw["thread"][field] = raw[field]
+    with pytest.raises(ParamsError, match=rf"thread\.{field}: set at the top level"):
+        params.resolve(raw, "quick")
+
+
+def test_an_error_in_a_profile_that_is_not_selected_still_stops_the_run():
+    raw = _raw()
+    raw["costs"]["profiles"]["paper"]["reps"] = -1000
+    with pytest.raises(ParamsError, match=r"costs\.profiles\.paper\.reps"):
+        params.resolve(raw, "quick")
+
+
+def test_an_error_in_the_common_section_is_named_there():
+    raw = _raw()
+    raw["costs"]["record_octets"] = 0
+    with pytest.raises(ParamsError) as caught:
+        params.resolve(raw, "quick")
+    assert "costs.record_octets" in str(caught.value) and "profiles" not in str(caught.value)
+
+
+def test_duplicate_yaml_keys_are_rejected(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text(REPO_PARAMS.read_text() + "\nseed: 5\n")
+    with pytest.raises(ParamsError, match="duplicate key 'seed'"):
+        params.load(path)
+
+
+def test_find_params_walks_up_from_any_folder(tmp_path):
+    (tmp_path / "params").mkdir()
+    (tmp_path / "params" / "params.yaml").write_text(REPO_PARAMS.read_text())
+    deep = tmp_path / "notebooks" / "sub"
+    deep.mkdir(parents=True)
+    assert params.find_params(deep) == (tmp_path / "params" / "params.yaml").resolve()
+    with pytest.raises(ParamsError, match=r"no params/params\.yaml"):
+        params.find_params(Path("/"))
 
 
 def test_default_profile_comes_from_file():
@@ -42,16 +91,17 @@ def test_paper_profile_has_the_papers_sample_sizes():
     ("mutate", "field_fragment"),
     [
         (lambda r: r["costs"].__setitem__("repetitions", 3), "costs.repetitions"),
-        (lambda r: r["profiles"]["quick"]["costs"].__setitem__("reps", "10"), "costs.reps"),
-        (lambda r: r["profiles"]["quick"]["costs"].__setitem__("reps", 0), "costs.reps"),
-        (lambda r: r["profiles"]["quick"]["costs"].__setitem__("reps", -5), "costs.reps"),
-        (lambda r: r["profiles"]["quick"]["costs"].__setitem__("trials", 2.5), "costs.trials"),
+        (lambda r: r["costs"]["profiles"]["quick"].__setitem__("reps", "10"), "costs.profiles.quick.reps"),
+        (lambda r: r["costs"]["profiles"]["quick"].__setitem__("reps", 0), "costs.profiles.quick.reps"),
+        (lambda r: r["costs"]["profiles"]["quick"].__setitem__("reps", -5), "costs.profiles.quick.reps"),
+        (lambda r: r["costs"]["profiles"]["quick"].__setitem__("trials", 2.5), "costs.profiles.quick.trials"),
         (lambda r: r["costs"].__setitem__("signers", "ML-DSA-65"), "costs.signers"),
         (lambda r: r["costs"].__setitem__("backend", "openssl3"), "costs.backend"),
         (lambda r: r["costs"].__setitem__("confidence", 1.5), "costs.confidence"),
         (lambda r: r.__setitem__("seed", -1), "seed"),
         (lambda r: r.__setitem__("profile", "fast"), "profile"),
-        (lambda r: r["profiles"]["quick"].__setitem__("no_such_study", {}), "profiles.quick"),
+        (lambda r: r["costs"]["profiles"].__setitem__("fast", {}), "costs.profiles"),
+        (lambda r: r.__setitem__("no_such_study", {}), "no_such_study"),
     ],
 )
 def test_bad_values_name_their_field(mutate, field_fragment):
@@ -90,7 +140,7 @@ _scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**7), st.float
        value=_scalars)
 def test_any_value_either_validates_or_raises_params_error(key, value):
     raw = _raw()
-    raw["profiles"]["quick"]["costs"][key] = value
+    raw["costs"]["profiles"]["quick"][key] = value
     try:
         loaded = params.resolve(raw, "quick")
     except ParamsError as exc:

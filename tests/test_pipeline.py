@@ -1,4 +1,4 @@
-"""The DVC pipeline: every stage declares deps, params (where it reads them) and outs that exist in the repo."""
+"""The DVC pipeline: every stage declares deps, params and outs; its deps cover every module its study imports."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import re
 
 import pytest
 import yaml
+
+from tests.import_closure import LIB, closure
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +33,7 @@ def test_notebook_stages_pass_only_profile_and_params_path(pipeline, repo_root):
         assert set(re.findall(r"\s-p (\w+)", papermill_args)) == {"profile", "params_path"}, name
         assert "-k pqlab" in stage["cmd"]
         declared = stage["params"][0]["params/params.yaml"]
-        assert "profile" in declared and set(declared) <= params_keys, name
+        assert "profile" in declared and {key.split(".")[0] for key in declared} <= params_keys, name
         notebook = re.search(r"papermill (\S+\.ipynb)", stage["cmd"]).group(1)
         assert notebook in stage["deps"], name
 
@@ -40,3 +42,57 @@ def test_metrics_feed_the_report(pipeline):
     metrics = {next(iter(m)) if isinstance(m, dict) else m
                for stage in pipeline["stages"].values() for m in stage.get("metrics", [])}
     assert metrics <= set(pipeline["stages"]["report"]["deps"])
+
+
+def _covered(path: str, deps: list[str]) -> bool:
+    return any(path == dep or path.startswith(dep.rstrip("/") + "/") for dep in deps)
+
+
+def test_every_stage_has_a_study_module_named_after_it(pipeline):
+    for name in pipeline["stages"]:
+        assert (LIB / "pqlab" / "studies" / f"{name}.py").is_file(), f"no pqlab.studies.{name} for stage {name}"
+
+
+def test_stage_deps_cover_the_import_closure_of_its_study(pipeline):
+    """A change to any module a study imports must rerun its stage: dvc.yaml may not list fewer files."""
+    for name, stage in pipeline["stages"].items():
+        needed = sorted(str(p.relative_to(LIB.parent)) for p in closure(f"pqlab.studies.{name}"))
+        missing = [path for path in needed if not _covered(path, stage["deps"])]
+        assert not missing, f"stage {name} does not declare {missing}"
+
+
+def test_closure_follows_relative_submodule_and_extension_imports():
+    files = {str(p.relative_to(LIB.parent)) for p in closure("pqlab.studies.transport")}
+    assert {"lib/pqlab/thread/_core.c", "lib/pqlab/framing.py", "lib/pqlab/thread/__init__.py"} <= files
+    assert "lib/pqlab/amort/controller.py" not in files
+
+
+def test_domain_packages_never_write_or_draw():
+    """amort, case, thread, crypto and bench compute and return data; only pqlab.studies writes and draws."""
+    import ast
+
+    banned = {"pqlab.figures", "pqlab.io", "pqlab.paths", "pqlab.studies", "matplotlib"}
+    for package in ("amort", "case", "thread", "crypto", "bench"):
+        for path in (LIB / "pqlab" / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                for module in names:
+                    assert not any(module == b or module.startswith(b + ".") for b in banned), (path, module)
+
+
+def test_no_two_pqlab_packages_import_each_other():
+    import ast
+    import itertools
+
+    edges: dict[str, set[str]] = {}
+    for path in (LIB / "pqlab").rglob("*.py"):
+        rel = path.relative_to(LIB / "pqlab").parts
+        source = rel[0] if len(rel) > 1 else rel[0].removesuffix(".py")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pqlab.") and not node.level:
+                target = node.module.split(".")[1]
+                if target != source:
+                    edges.setdefault(source, set()).add(target)
+    for a, b in itertools.combinations(sorted(edges), 2):
+        assert not (b in edges.get(a, set()) and a in edges.get(b, set())), f"{a} and {b} import each other"

@@ -49,9 +49,14 @@ def test_rows_carry_paper_here_ratio_and_notes(tree):
 
 
 def test_build_writes_markdown(tree):
-    text = report.build(tree).read_text()
+    from pqlab.studies import report as report_stage
+
+    result = report_stage.run(None, tree)
+    text = tree.report.read_text()
     assert "| op — Median | Table I | 4 | 6 | 1.5× | µs | Test CPU |" in text
     assert "| absent — Median | Table I | 1 | — | — |" in text
+    assert text == result.data["markdown"]
+    assert "timestamp_utc" in json.loads((tree.derived / "report_run.json").read_text())
 
 
 def test_reference_with_unknown_field_is_rejected(tree):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pqlab.bench.stats import cliffs_delta, compare, quantile_cis
+from pqlab.stats import cliffs_delta, compare, median_ci, quantile_cis
 
 
 def _brute_cliffs(a, b):
@@ -66,6 +66,14 @@ def test_constant_samples_have_degenerate_intervals():
     assert result["median"] == result["median_lo"] == result["median_hi"] == 3.0
 
 
-def test_empty_samples_are_rejected():
-    with pytest.raises(ValueError):
-        quantile_cis(np.array([]), 200, 0.95, seed=0)
+def test_empty_samples_give_nan_in_every_statistic():
+    result = quantile_cis(np.array([]), 200, 0.95, seed=0)
+    assert result["n"] == 0
+    assert all(np.isnan(v) for k, v in result.items() if k != "n")
+    assert all(np.isnan(v) for v in median_ci(np.array([]), 200, 0.95, seed=0))
+
+
+def test_median_ci_is_the_median_entry_of_quantile_cis():
+    data = np.random.default_rng(3).exponential(size=200)
+    full = quantile_cis(data, 500, 0.9, seed=7, quantiles={"median": 0.5})
+    assert median_ci(data, 500, 0.9, seed=7) == (full["median"], full["median_lo"], full["median_hi"])

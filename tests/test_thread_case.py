@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 import yaml
 
-from pqlab import params
+from pqlab import framing, params
 from pqlab.case.configurations import TABLE1, case_message_sizes, table1_config
 from pqlab.case.device_compute import device_pq_ms, device_pq_ms_by_phase, load_cycles
-from pqlab.case.framing import frames_for_message
 from pqlab.errors import ParamsError
 from pqlab.paths import ProjectPaths
-from pqlab.thread import reference, study
+from pqlab.studies import transport
+from pqlab.thread import reference
 from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.model import Scenario, build_plan, handshake_frames
 
@@ -70,7 +71,7 @@ def _frames(thread, name: str, **kwargs) -> int:
 def test_section_v_frame_counts_under_the_papers_model(project_thread):
     # §V: the classical handshake in 20 frames at one hop, the drop-in D3 in 244 (exact counts). The paper's
     # model fills every fragment, IPHC 9 B, and the 26-B Matter header rides on every message.
-    assert project_thread.iphc_bytes == 9 and project_thread.matter_overhead_bytes == 26
+    assert project_thread.framing.iphc_bytes == 9 and project_thread.framing.matter_header_bytes == 26
     assert not any(project_thread.switches.model_dump().values())
     assert _frames(project_thread, "B") == 20
     assert _frames(project_thread, "D3") == 244
@@ -78,25 +79,33 @@ def test_section_v_frame_counts_under_the_papers_model(project_thread):
 
 def test_which_framing_model_gives_which_counts(project_thread):
     # Without the Matter header the payloads alone take 18 and 243 frames: the paper counts the header.
-    bare = project_thread.model_copy(update={"matter_overhead_bytes": 0})
+    bare = project_thread.model_copy(update={"framing": project_thread.framing.model_copy(
+        update={"matter_header_bytes": 0})})
     assert (_frames(bare, "B"), _frames(bare, "D3")) == (18, 243)
-    # pqlab.case.framing (OpenThread's 8-byte fragment rounding, ML-EID IPHC 25 B) gives 20 and 263:
-    # 14 frames per full 1232-B datagram instead of the paper's 13.
-    case_frames = {n: sum(frames_for_message(s) for k, s in case_message_sizes(table1_config(n)).items()
-                          if k != "Total") for n in ("B", "D3")}
-    assert case_frames == {"B": 20, "D3": 263}
+    # OpenThread's 8-byte fragment rounding and ML-EID IPHC (25 B) give 20 and 263: 14 frames per full
+    # 1232-B datagram instead of the paper's 13.
+    fr = project_thread.framing
+    openthread = {n: sum(framing.frames_for_message(s, fr, rounding=True, iphc_bytes=fr.openthread_iphc_bytes)
+                         for k, s in case_message_sizes(table1_config(n)).items() if k != "Total")
+                  for n in ("B", "D3")}
+    assert openthread == {"B": 20, "D3": 263}
+    # the size study's frame count and the simulator's agree by construction: one framing module
+    for name in ("B", "D3"):
+        sizes = case_message_sizes(table1_config(name))
+        assert sum(framing.frames_for_message(s, fr) for k, s in sizes.items() if k != "Total") == \
+            _frames(project_thread, name)
 
 
 def test_study_on_table1_configurations_records_both_channel_priorities(project, repo_root):
     path = project / "params" / "params.yaml"
     raw = yaml.safe_load(path.read_text())
     raw["thread"]["hops"] = [1, 3]
-    raw["profiles"]["smoke"]["thread"]["configurations"] = ["B", "D3"]
+    raw["thread"]["profiles"]["smoke"]["configurations"] = ["B", "D3"]
     path.write_text(yaml.safe_dump(raw))
     settings = params.load(path, "smoke")
-    result = study.run_table1(settings, ProjectPaths(project), project / "params" / "pqm4_cycles.yaml",
-                              workers=1, progress=False)
-    assert set(result.table1["config"]) == {"B", "D3"}
+    result = transport.run(settings, ProjectPaths(project), workers=1, progress=False)
+    assert set(result.tables["table1_case_times"]["config"]) == {"B", "D3"}
+    assert not list((project / "data" / "derived").glob("*.parts")), "resume cache left after the stage"
     metrics = json.loads((project / "data" / "derived" / "thread_metrics.json").read_text())
     for variant in ("paper", "source_accurate"):
         sensitivity = metrics[variant]["channel_priority"]
@@ -106,7 +115,7 @@ def test_study_on_table1_configurations_records_both_channel_priorities(project,
         assert sensitivity["node_arrival"]["drop_in_ratio_3to4hop_min"] == \
             metrics[variant]["drop_in_ratio_3to4hop_min"]
     # B fits: one datagram per message, so every handshake carries its 20 frames at one hop, loss-free
-    grid = study.pd.read_parquet(project / "data" / "derived" / "thread_grid.parquet")
+    grid = pd.read_parquet(project / "data" / "derived" / "thread_grid.parquet")
     one_hop = grid[(grid["config"] == "B") & (grid["hops"] == 1) & (grid["loss"] == "none") & ~grid["sleepy"]]
     assert len(one_hop) and (one_hop["frames"] == 20).all()
 
@@ -118,12 +127,12 @@ def test_cli_transport_defaults_to_table1_from_the_size_model(project):
     path = project / "params" / "params.yaml"
     raw = yaml.safe_load(path.read_text())
     raw["thread"]["hops"] = [1]
-    raw["profiles"]["smoke"]["thread"]["configurations"] = ["B", "C1"]
+    raw["thread"]["profiles"]["smoke"]["configurations"] = ["B", "C1"]
     path.write_text(yaml.safe_dump(raw))
     done = subprocess.run([sys.executable, "-m", "pqlab.cli", "transport", "--params", str(path), "--profile",
                            "smoke", "--workers", "1", "--quiet"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    table = study.pd.read_csv(project / "paper_figs" / "case" / "table1_case_times.csv")
+    table = pd.read_csv(project / "paper_figs" / "case" / "table1_case_times.csv")
     assert sorted(table["config"]) == ["B", "C1"] and (table["time_1hop_none_s"] > 0).all()
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from pqlab import params
+from pqlab import framing, params
 from pqlab.errors import ParamsError
-from pqlab.params import ThreadParams, ThreadSwitches
-from pqlab.thread.framing import frame_psdus
+from pqlab.params import FramingParams, ThreadParams, ThreadSwitches
 from pqlab.thread.model import Scenario, ScenarioError, build_plan
 from pqlab.thread.prng import Xoshiro256, splitmix64
 from pqlab.thread.reference import simulate
@@ -21,8 +20,20 @@ def exchange_us(psdu: int) -> int:
     return 128 + 192 + (6 + psdu) * 32 + 192 + ACK_US
 
 
+def _params(**kwargs) -> ThreadParams:
+    """The model's defaults without the Matter header, so hand computations count payload bytes only."""
+    shared = {k: kwargs.pop(k) for k in list(kwargs) if k in FramingParams.model_fields}
+    fr = FramingParams(matter_header_bytes=0, **shared)
+    return ThreadParams(framing=fr, **kwargs)
+
+
+def frame_psdus(payload: int, p: ThreadParams, *, multi_hop: bool) -> list[int]:
+    return framing.frame_psdus(payload, p.framing, multi_hop=multi_hop, rounding=p.switches.fragment_rounding,
+                               deep_mesh=p.switches.deep_mesh_header)
+
+
 def test_1232_byte_payload_takes_13_frames_in_the_paper_model():
-    p = ThreadParams()
+    p = _params()
     one_hop = frame_psdus(1232, p, multi_hop=False)
     mesh = frame_psdus(1232, p, multi_hop=True)
     assert len(one_hop) == len(mesh) == 13
@@ -34,7 +45,7 @@ def test_1232_byte_payload_takes_13_frames_in_the_paper_model():
 
 
 def test_source_accurate_framing_gives_14_and_15_frames_with_ml_eid_addressing():
-    p = ThreadParams(iphc_bytes=25, switches=ThreadSwitches.source_accurate())
+    p = _params(iphc_bytes=25, switches=ThreadSwitches.source_accurate())
     assert len(frame_psdus(1232, p, multi_hop=False)) == 14
     assert len(frame_psdus(1232, p, multi_hop=True)) == 15
     nonfinal = frame_psdus(1232, p, multi_hop=True)[1:-1]
@@ -42,14 +53,14 @@ def test_source_accurate_framing_gives_14_and_15_frames_with_ml_eid_addressing()
 
 
 def test_small_payload_is_one_unfragmented_frame():
-    p = ThreadParams()
+    p = _params()
     assert frame_psdus(97, p, multi_hop=False) == [21 + 9 + 97]
     assert len(frame_psdus(98, p, multi_hop=False)) == 2
 
 
 @pytest.mark.parametrize("hops", [1, 2, 3])
 def test_loss_free_handshake_time_equals_hand_computation(hops):
-    p = ThreadParams(csma_min_be=0)  # backoff window of one slot: no random delay at all
+    p = _params(csma_min_be=0)  # backoff window of one slot: no random delay at all
     sizes = (100, 200, 60, 20)
     if hops == 1:
         # 100 B + 9 IPHC = 109 > 106: FRAG1 carries 102, FRAGN the last 7
@@ -74,7 +85,7 @@ def test_loss_free_handshake_time_equals_hand_computation(hops):
 
 
 def test_loss_free_device_radio_time_at_one_hop():
-    p = ThreadParams(csma_min_be=0)
+    p = _params(csma_min_be=0)
     r = simulate(build_plan(Scenario((60, 60, 60, 20), 1, "none", False, "ipv6"), p), 0)
     air = lambda psdu: (6 + psdu) * 32  # noqa: E731
     # device receives Sigma1 and Sigma3 (sends their ACKs), sends Sigma2 and the status report (receives ACKs)
@@ -96,7 +107,7 @@ def _loss_free_ttx_us(size: int, hops: int, p: ThreadParams) -> float:
     (10000, 6000, 2), (3000, 2000, 3), (6000, 5000, 3), (2400, 1300, 4), (8000, 6000, 4),
 ])
 def test_eq2_predicts_spurious_retransmissions_without_loss(s2, s3, hops):
-    p = ThreadParams()
+    p = _params()
     t0_min, t0_max = 300e3 * 1.1 + 1500e3, 300e3 * 1.1 * 1.25 + 1500e3
     lhs = _loss_free_ttx_us(s2, hops, p) + 5000 + _loss_free_ttx_us(s3, hops, p)
     if t0_min * 0.95 < lhs < t0_max * 1.05:
@@ -110,7 +121,7 @@ def test_eq2_predicts_spurious_retransmissions_without_loss(s2, s3, hops):
 
 
 def test_result_depends_only_on_scenario_and_run():
-    p = ThreadParams()
+    p = _params()
     plan = build_plan(Scenario((1500, 5000, 3000, 20), 2, "heavy_wifi", True, "block"), p)
     again = build_plan(Scenario((1500, 5000, 3000, 20), 2, "heavy_wifi", True, "block"), p)
     assert [simulate(plan, r).as_tuple() for r in range(5)] == [simulate(again, r).as_tuple() for r in range(5)]
@@ -128,7 +139,7 @@ def test_prng_matches_published_splitmix64_and_is_seed_sensitive():
 
 
 def test_sleepy_devices_and_interference_fail_sometimes_but_block_transfer_completes():
-    p = ThreadParams()
+    p = _params()
     plan = build_plan(Scenario((1200, 4000, 3000, 20), 1, "heavy_wifi", True, "block"), p)
     results = [simulate(plan, r) for r in range(10)]
     assert all(r.ok for r in results)
@@ -144,7 +155,7 @@ def test_sleepy_devices_and_interference_fail_sometimes_but_block_transfer_compl
 ])
 def test_bad_scenarios_are_rejected_naming_the_field(scenario, message):
     with pytest.raises(ScenarioError, match=message):
-        build_plan(scenario, ThreadParams())
+        build_plan(scenario, _params())
 
 
 def test_thread_params_defaults_are_table_ii_and_overridable(repo_root):
@@ -153,7 +164,8 @@ def test_thread_params_defaults_are_table_ii_and_overridable(repo_root):
     assert (t.mac_max_frame_retries, t.indirect_attempts) == (15, 4)
     assert (t.reassembly_timeout_ms, t.mrp_transmissions) == (2000, 5)
     assert (t.mrp_device_interval_ms, t.mrp_controller_interval_ms, t.mrp_device_boost_ms) == (2000, 300, 1500)
-    assert (t.max_app_payload, t.mac_overhead_bytes, t.standalone_ack_ms, t.poll_interval_ms) == (1178, 21, 200, 200)
+    assert (t.framing.max_app_payload, t.framing.mac_overhead_bytes) == (1178, 21)
+    assert (t.standalone_ack_ms, t.poll_interval_ms) == (200, 200)
     assert t.runs == 300 and not any(t.switches.model_dump().values())
     raw["thread"]["switches"]["deep_mesh_header"] = True
     raw["thread"]["poll_interval_ms"] = 100
@@ -177,7 +189,7 @@ def test_bad_thread_params_raise_naming_the_field(repo_root, key, value, field):
 def test_handshake_frames_matches_a_loss_free_simulation():
     from pqlab.thread.model import handshake_frames
 
-    p = ThreadParams()
+    p = _params()
     sizes = (1359, 4000, 2600, 26)
     assert handshake_frames((100, 200, 60, 20), p) == 2 + 3 + 1 + 1
     for hops in (1, 2):

@@ -8,21 +8,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pqlab.params import ThreadParams, ThreadSwitches
+from pqlab.framing import frame_psdus
+from pqlab.params import FramingParams, ThreadParams, ThreadSwitches
 from pqlab.thread import core
-from pqlab.thread.framing import frame_psdus
 from pqlab.thread.model import Scenario, ScenarioError, build_plan
 
 PARAMS = ThreadParams()
-SOURCE = ThreadParams(iphc_bytes=25, switches=ThreadSwitches.source_accurate())
+SOURCE = ThreadParams(framing=FramingParams(iphc_bytes=25), switches=ThreadSwitches.source_accurate())
 BASE = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"), PARAMS)
 
 
 @settings(max_examples=200, deadline=None)
 @given(payload=st.integers(0, 70_000), multi=st.booleans(), source=st.booleans())
 def test_framing_carries_every_byte_in_legal_frames(payload, multi, source):
-    p = SOURCE if source else PARAMS
-    psdus = frame_psdus(payload, p, multi_hop=multi)
+    p = (SOURCE if source else PARAMS).framing
+    psdus = frame_psdus(payload, p, multi_hop=multi, rounding=source, deep_mesh=source)
     assert all(p.mac_overhead_bytes < x <= p.max_psdu_bytes for x in psdus)
     mesh = (6 if source else 5) if multi else 0
     headers = 0 if len(psdus) == 1 else p.frag1_header_bytes + p.fragn_header_bytes * (len(psdus) - 1)

@@ -8,7 +8,7 @@ import pandas as pd
 
 from pqlab import params
 from pqlab.paths import ProjectPaths
-from pqlab.thread import study
+from pqlab.studies import transport
 
 # synthetic sizes standing in for the CASE size model's configurations (role names from params)
 CONFIGS = {"B": (300, 780, 560, 20), "D3": (1350, 9000, 5500, 26), "C5": (1200, 2000, 2400, 26),
@@ -17,7 +17,7 @@ CONFIGS = {"B": (300, 780, 560, 20), "D3": (1350, 9000, 5500, 26), "C5": (1200, 
 
 def test_study_writes_every_output(project):
     settings = params.load(project / "params" / "params.yaml", "smoke")
-    result = study.run(settings, ProjectPaths(project), CONFIGS, workers=1, progress=False)
+    result = transport.run(settings, ProjectPaths(project), configs=CONFIGS, workers=1, progress=False)
     for name in ("fig2_transport.pdf", "fig2_transport.png", "table1_case_times.csv", "table1_case_times.md",
                  "sed_failures.csv", "radio_time.csv"):
         assert (project / "paper_figs" / "case" / name).stat().st_size > 0
@@ -29,7 +29,7 @@ def test_study_writes_every_output(project):
     assert paper["radio_1hop_none_drop_in_ms"] > paper["radio_1hop_none_classical_ms"]
     grid = pd.read_parquet(project / "data" / "derived" / "thread_grid.parquet")
     assert len(grid) == (2 * 1 + 2 * 3) * 4 * 4 * 2 * settings.thread.runs  # B and C1 fit: one datagram
-    assert set(result.table1["config"]) == set(CONFIGS)
+    assert set(result.tables["table1_case_times"]["config"]) == set(CONFIGS)
 
 
 def test_cli_transport_runs_from_a_configs_file(project):

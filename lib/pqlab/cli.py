@@ -1,4 +1,4 @@
-"""Command line: ``pqlab info``, ``params``, ``costs``, ``attacks``, ``case-sizes``, ``transport``, ``report``."""
+"""Command line: ``pqlab info``, ``params``, and one command per study stage (``pqlab.studies``)."""
 
 from __future__ import annotations
 
@@ -57,80 +57,83 @@ def _params(args: argparse.Namespace) -> int:
     return 0
 
 
-def _costs(args: argparse.Namespace) -> int:
+def _settings_and_paths(args: argparse.Namespace):
+    """The validated params and the project folder a study command writes under."""
     from pqlab import params
-    from pqlab.bench import costs_study
     from pqlab.paths import ProjectPaths
 
     settings = params.load(args.params, args.profile)
-    root = Path(args.out_dir) if args.out_dir else params.project_root(args.params)
-    result = costs_study.run(settings, ProjectPaths(root.resolve()), progress=not args.quiet)
-    print(result.table1.to_string(index=False))
-    for path in result.written:
+    root = Path(args.out_dir) if getattr(args, "out_dir", None) else params.project_root(args.params)
+    return settings, ProjectPaths(root.resolve())
+
+
+def _print_written(result) -> None:
+    for path in result.files:
         print(f"wrote {path}")
+
+
+def _costs(args: argparse.Namespace) -> int:
+    from pqlab.studies import costs
+
+    result = costs.run(*_settings_and_paths(args), progress=not args.quiet)
+    print(result.tables["table1_costs"].to_string(index=False))
+    _print_written(result)
     return 0
 
 
 def _attacks(args: argparse.Namespace) -> int:
-    from pqlab import params
-    from pqlab.amort import study
-    from pqlab.paths import ProjectPaths
+    from pqlab.studies import attack_matrix
 
-    settings = params.load(args.params, args.profile)
-    root = Path(args.out_dir) if args.out_dir else params.project_root(args.params)
-    result = study.run(settings, ProjectPaths(root.resolve()))
-    print(result.table6.to_string(index=False))
-    print(result.extra.to_string(index=False))
-    for path in result.written:
-        print(f"wrote {path}")
-    passed = result.table6["pass"].all() and result.extra["pass"].all()
-    return 0 if passed else 1
-
-
+    result = attack_matrix.run(*_settings_and_paths(args))
+    table6, extra = result.tables["table6_attack_matrix"], result.tables["attack_matrix_extra"]
+    print(table6.to_string(index=False))
+    print(extra.to_string(index=False))
+    _print_written(result)
+    return 0 if table6["pass"].all() and extra["pass"].all() else 1
 
 
 def _case_sizes(args: argparse.Namespace) -> int:
-    from pqlab import params
-    from pqlab.case import sizes_study
-    from pqlab.paths import ProjectPaths
+    from pqlab.studies import case_sizes
 
-    settings = params.load(args.params, args.profile)
-    root = Path(args.out_dir) if args.out_dir else params.project_root(args.params)
-    result = sizes_study.run(settings, ProjectPaths(root.resolve()))
+    result = case_sizes.run(*_settings_and_paths(args))
     columns = ["config", "key_exchange", "chain", "auth", "cached", "Sigma1", "Sigma2", "Sigma3", "Total",
                "fits_limit", "frames_total"]
-    print(result.table1[columns].to_string(index=False))
-    for path in result.written:
-        print(f"wrote {path}")
+    print(result.tables["table1_case_sizes"][columns].to_string(index=False))
+    _print_written(result)
+    return 0
+
+
+def _design_space(args: argparse.Namespace) -> int:
+    from pqlab.studies import design_space
+
+    result = design_space.run(*_settings_and_paths(args))
+    print(result.tables["design_space_pareto"].to_string(index=False))
+    _print_written(result)
     return 0
 
 
 def _transport(args: argparse.Namespace) -> int:
-    from pqlab import params
-    from pqlab.paths import ProjectPaths
-    from pqlab.thread import study
-    from pqlab.thread.case_inputs import table1_inputs
+    from pqlab.studies import transport
+    from pqlab.thread.case_inputs import load_configs
 
-    settings = params.load(args.params, args.profile)
-    if args.configs:
-        configs, compute = study.load_configs(args.configs)
-    else:
-        cycles = Path(args.params).resolve().parent / settings.design_space.cycles_file
-        configs, compute = table1_inputs(settings.thread.configurations, cycles)
-    root = Path(args.out_dir) if args.out_dir else params.project_root(args.params)
-    result = study.run(settings, ProjectPaths(root.resolve()), configs, compute, workers=args.workers,
-                       scheduler=args.scheduler, progress=not args.quiet)
-    print(result.table1.to_string(index=False))
-    for path in result.written:
-        print(f"wrote {path}")
+    if args.workers is not None and args.workers < 1:
+        from pqlab.errors import ParamsError
+
+        raise ParamsError(f"must be >= 1 (got {args.workers})", field="--workers")
+    configs, compute = load_configs(args.configs) if args.configs else (None, None)
+    result = transport.run(*_settings_and_paths(args), configs=configs, device_compute_ms=compute,
+                           workers=args.workers, scheduler=args.scheduler, progress=not args.quiet)
+    print(result.tables["table1_case_times"].to_string(index=False))
+    _print_written(result)
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pqlab import report
     from pqlab.paths import ProjectPaths
+    from pqlab.studies import report
 
-    print(f"wrote {report.build(ProjectPaths(Path(args.root).resolve()))}")
+    result = report.run(None, ProjectPaths(Path(args.root).resolve()))
+    _print_written(result)
     return 0
 
 
@@ -168,6 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
     sizes = sub.add_parser("case-sizes", help="run the PQ-CASE size model (Table I payload columns, Fig. 1)")
     _study_arguments(sizes)
     sizes.set_defaults(func=_case_sizes)
+
+    space = sub.add_parser("design-space", help="run the PQ-CASE design space (Fig. 6, Device PQ, Pareto fronts)")
+    _study_arguments(space)
+    space.set_defaults(func=_design_space)
 
     tr = sub.add_parser("transport", help="run the PQ-CASE Thread transport grid (Fig. 2, Table I times)")
     tr.add_argument("--configs",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 import platform
 import subprocess
@@ -70,17 +71,36 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
-def run_metadata(params: Any = None, backends: dict[str, str] | None = None) -> dict[str, Any]:
-    """The metadata block stored with raw samples: machine, software, commit, time and params."""
-    return {
+@lru_cache(maxsize=1)
+def source_fingerprint() -> str:
+    """BLAKE2 hash of the pqlab package's own source files (.py, .c, .h): which code produced a result,
+    stable across runs, unlike a git "dirty" flag that any edited file flips."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.blake2b(digest_size=12)
+    for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".c", ".h") and p.is_file()):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def run_metadata(params: Any = None, backends: dict[str, str] | None = None, *, stable: bool = False) -> dict[str, Any]:
+    """The metadata block stored with raw samples: machine, software, code version, time and params.
+
+    ``stable``: for model outputs that must be byte-identical across runs — no timestamp, no clock frequency,
+    and the code identified by HEAD plus the package's source fingerprint instead of a dirty flag.
+    """
+    meta = {
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "frequency_governor": frequency_governor(),
-        "cpu_frequency_mhz": cpu_frequency_mhz(),
         "platform": platform.platform(),
         "libraries": library_versions(),
         "backends": backends or {},
-        "git_commit": git_commit(),
-        "timestamp_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "source_fingerprint": source_fingerprint(),
         "params": params,
     }
+    if stable:
+        commit = git_commit()
+        meta["git_commit"] = commit.removesuffix("-dirty") if commit else None
+        return meta
+    return meta | {"git_commit": git_commit(), "cpu_frequency_mhz": cpu_frequency_mhz(),
+                   "timestamp_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pqlab.errors import ParamsError
 
@@ -38,23 +38,43 @@ class CostsParams(_Strict):
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
 
 
-class CaseFramingParams(_Strict):
-    """Thread framing for "frames per message at one hop" (pqlab.case.framing)."""
+TABLE1_NAMES = ("B", "D1", "D2", "D3", "D4", "S1", "S2", "S3", "S4", "S5", "C1", "C2", "C3", "C4", "C5")
 
-    mac_payload_octets: int = Field(default=106, ge=16, le=127)
-    iphc_octets: int = Field(default=25, ge=2, le=60)
-    mesh_header_octets: int = Field(default=0, ge=0, le=6)
-    matter_header_octets: int = Field(default=26, ge=0, le=64)
+
+class InputsParams(_Strict):
+    """Inputs several stages read; a stage depends on the keys it uses, not on another stage's section."""
+
+    cycles_file: str = "pqm4_cycles.yaml"  # in params/: fastest pqm4 Cortex-M4 cycle counts (source recorded)
+
+
+class FramingParams(_Strict):
+    """Matter / 6LoWPAN / 802.15.4 constants shared by the CASE size model and the Thread simulator.
+
+    Defaults are the PQ-CASE paper's model (13 frames per 1232-B datagram at one hop); OpenThread's own
+    mesh-local addressing compresses to 25 B and rounds non-final fragments (see ``pqlab.framing``).
+    """
+
+    max_app_payload: int = Field(default=1178, ge=64, le=65535)   # kMaxAppMessageLen = 1280 - 48 - 38 - 16
+    matter_header_bytes: int = Field(default=26, ge=0, le=256)    # message header with node id 16 + payload hdr 10
+    max_psdu_bytes: int = Field(default=127, ge=32, le=2047)
+    mac_overhead_bytes: int = Field(default=21, ge=0, le=64)      # MAC header + aux security + MIC-32 + FCS
+    iphc_bytes: int = Field(default=9, ge=2, le=64)               # IPHC + UDP NHC, both IIDs derivable
+    frag1_header_bytes: int = Field(default=4, ge=0, le=16)
+    fragn_header_bytes: int = Field(default=5, ge=0, le=16)
+    mesh_header_bytes: int = Field(default=5, ge=0, le=16)
+    deep_mesh_header_bytes: int = Field(default=6, ge=0, le=16)
+    fragment_granularity: int = Field(default=8, ge=1, le=64)
+    ip6_fragment_payload: int = Field(default=1232, ge=8, le=65535)  # 1280 - 40 - 8: UDP payload per datagram
+    ip6_fragment_header_bytes: int = Field(default=8, ge=0, le=64)
+    ip6_max_assembled: int = Field(default=2000, ge=1280, le=1 << 20)
+    openthread_iphc_bytes: int = Field(default=25, ge=2, le=64)   # ML-EID to ML-EID, shown beside the default
 
 
 class CaseSizesParams(_Strict):
     """PQ-CASE §IV-A/§V: the byte-exact size model (Table I payload columns, Fig. 1, resumption)."""
 
-    configurations: tuple[str, ...] = Field(
-        default=("B", "D1", "D2", "D3", "D4", "S1", "S2", "S3", "S4", "S5", "C1", "C2", "C3", "C4", "C5"), min_length=1)
+    configurations: tuple[str, ...] = Field(default=TABLE1_NAMES, min_length=1)
     resumption_key_exchanges: tuple[str, ...] = Field(default=("P-256", "ML-KEM-768"), min_length=1)
-    limit_octets: int = Field(default=1178, ge=1, le=65535)
-    framing: CaseFramingParams = CaseFramingParams()
     real_material: tuple[str, ...] = ()  # configurations rebuilt with real keys/signatures to confirm the sizes
 
 
@@ -72,10 +92,9 @@ class DesignSpaceParams(_Strict):
     modes: tuple[str, ...] = Field(
         default=("sig/none", "sig/responder", "sig/both", "kem/none", "kem-pdk/none", "kem-pdk/both"), min_length=1)
     static_kem: str = "ML-KEM-768"
-    limit_octets: int = Field(default=1178, ge=1, le=65535)
-    cycles_file: str = "pqm4_cycles.yaml"  # in params/
-    configurations: tuple[str, ...] = Field(
-        default=("B", "D1", "D2", "D3", "D4", "S1", "S2", "S3", "S4", "S5", "C1", "C2", "C3", "C4", "C5"), min_length=1)
+    configurations: tuple[str, ...] = Field(default=TABLE1_NAMES, min_length=1)
+
+
 class LossScenario(_Strict):
     """Time-based Gilbert–Elliott channel (PQ-CASE §IV-C): per-frame loss p_good / p_bad by state."""
 
@@ -96,7 +115,7 @@ def _default_scenarios() -> dict[str, LossScenario]:
 
 
 class ThreadSwitches(_Strict):
-    """Where OpenThread / connectedhomeip differ from the paper's stated model (thread-model-facts §8-9).
+    """Where OpenThread / connectedhomeip differ from the paper's stated model (docs/thread-simulator.md).
 
     All off = the paper's model (the default); all on = the ``source_accurate`` variant.
     """
@@ -124,7 +143,6 @@ class ThreadParams(_Strict):
     byte_time_us: int = Field(default=32, ge=1, le=1000)
     phy_header_bytes: int = Field(default=6, ge=0, le=64)
     max_psdu_bytes: int = Field(default=127, ge=32, le=2047)
-    mac_overhead_bytes: int = Field(default=21, ge=0, le=64)        # Table II: header + security + FCS
     ack_psdu_bytes: int = Field(default=5, ge=3, le=64)
     poll_psdu_bytes: int = Field(default=22, ge=3, le=127)
     turnaround_us: int = Field(default=192, ge=0, le=100_000)
@@ -142,21 +160,10 @@ class ThreadParams(_Strict):
     # Which waiting datagram gets the shared channel first: the one that reached its current node first
     # ("node_arrival"), or the one whose message copy was handed to the transport first ("message_age").
     channel_priority: Literal["node_arrival", "message_age"] = "node_arrival"
-    # 6LoWPAN / IPv6
-    iphc_bytes: int = Field(default=9, ge=2, le=64)  # IPHC + UDP NHC; 9 = both IIDs derivable (facts §3.3)
-    frag1_header_bytes: int = Field(default=4, ge=0, le=16)
-    fragn_header_bytes: int = Field(default=5, ge=0, le=16)
-    mesh_header_bytes: int = Field(default=5, ge=0, le=16)
-    deep_mesh_header_bytes: int = Field(default=6, ge=0, le=16)
-    fragment_granularity: int = Field(default=8, ge=1, le=64)
+    # 6LoWPAN / IPv6 (frame and datagram sizes: ``framing``, shared with the CASE size model)
     reassembly_timeout_ms: int = Field(default=2000, ge=1, le=3_600_000)  # Table II: 2 s
     reassembly_tick_ms: int = Field(default=1000, ge=1, le=3_600_000)
-    ip6_fragment_payload: int = Field(default=1232, ge=8, le=65535)
-    ip6_fragment_header_bytes: int = Field(default=8, ge=0, le=64)
-    ip6_max_assembled: int = Field(default=2000, ge=1280, le=1 << 20)
     # Matter / MRP (connectedhomeip)
-    max_app_payload: int = Field(default=1178, ge=64, le=65535)   # Table II: kMaxAppMessageLen
-    matter_overhead_bytes: int = Field(default=0, ge=0, le=256)   # added to every message size handed in
     mrp_device_interval_ms: int = Field(default=2000, ge=1, le=3_600_000)
     mrp_controller_interval_ms: int = Field(default=300, ge=1, le=3_600_000)
     mrp_device_boost_ms: int = Field(default=1500, ge=0, le=3_600_000)
@@ -176,16 +183,31 @@ class ThreadParams(_Strict):
     max_sim_time_s: float = Field(default=600.0, gt=0.0, le=1e6)
     scenarios: dict[str, LossScenario] = Field(default_factory=_default_scenarios, min_length=1)
     switches: ThreadSwitches = Field(default_factory=ThreadSwitches)
+    # Set from the top-level ``framing`` block and ``seed`` when params are loaded (never in the thread section).
+    framing: FramingParams = Field(default_factory=FramingParams)
+    seed: int = Field(default=0, ge=0, lt=2**63)
     # grid and statistics
-    configurations: tuple[str, ...] = Field(
-        default=("B", "D1", "D2", "D3", "D4", "S1", "S2", "S3", "S4", "S5", "C1", "C2", "C3", "C4", "C5"),
-        min_length=1)  # Table I names (pqlab.case.configurations); sizes come from the CASE size model
+    configurations: tuple[str, ...] = Field(default=TABLE1_NAMES, min_length=1)  # sizes from the CASE size model
     figure_configs: dict[str, str] = Field(default_factory=lambda: {
         "classical": "B", "drop_in": "D3", "smallest": "C5", "key_exchange": "C1"})  # configuration names (§V-VI)
+    figure_scenarios: dict[str, str] = Field(default_factory=lambda: {
+        "quiet": "none", "interference": "heavy_wifi"})  # loss scenarios of Fig. 2 and the headline numbers
+    ratio_hops: tuple[int, ...] = Field(default=(3, 4), min_length=1)  # the paper's "at three to four hops"
     runs: int = Field(default=300, ge=1, le=1_000_000)
     hops: tuple[int, ...] = Field(default=(1, 2, 3, 4), min_length=1)
     bootstrap_resamples: int = Field(default=10_000, ge=100, le=1_000_000)
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+
+    @model_validator(mode="after")
+    def _roles_exist(self) -> ThreadParams:
+        for role, name in self.figure_scenarios.items():
+            if name not in self.scenarios:
+                raise ValueError(f"figure_scenarios.{role}: {name!r} is not one of scenarios {sorted(self.scenarios)}")
+        if set(self.figure_scenarios) != {"quiet", "interference"}:
+            raise ValueError("figure_scenarios must name exactly the roles 'quiet' and 'interference'")
+        return self
+
+
 class AttackMatrixParams(_Strict):
     """AMORT-V1 Appendix A, Table VI: the attack matrix over the reference model."""
 
@@ -259,21 +281,45 @@ class FullImageParams(_Strict):
 
 
 class StudyParams(_Strict):
-    """The parameters one run sees: the profile's values merged over the common ones."""
+    """The parameters one run sees: each stage section with the selected profile's values merged in."""
 
     profile: str
     seed: int = Field(ge=0, lt=2**63)
+    profiles: tuple[str, ...] = ("smoke", "quick", "paper")
+    inputs: InputsParams = Field(default_factory=InputsParams)
+    framing: FramingParams = Field(default_factory=FramingParams)
     costs: CostsParams
-    case_sizes: CaseSizesParams = CaseSizesParams()
-    design_space: DesignSpaceParams = DesignSpaceParams()
-    thread: ThreadParams = Field(default_factory=ThreadParams)
     attack_matrix: AttackMatrixParams = Field(default_factory=AttackMatrixParams)
+    case_sizes: CaseSizesParams = Field(default_factory=CaseSizesParams)
+    design_space: DesignSpaceParams = Field(default_factory=DesignSpaceParams)
+    thread: ThreadParams = Field(default_factory=ThreadParams)
     control_cycle: ControlCycleParams = Field(default_factory=ControlCycleParams)
     image_tree: ImageTreeParams = ImageTreeParams()
     full_image: FullImageParams = FullImageParams()
 
 
-_PROFILE_KEYS = {"costs", "attack_matrix", "case_sizes", "design_space", "thread", "control_cycle", "full_image"}
+# Sections whose values may differ by profile (sample sizes); each holds its own ``profiles:`` block.
+# Values that several stages read live in ``inputs`` / ``framing`` and are copied where a model needs them.
+_SHARED = {"profile", "seed", "profiles", "inputs", "framing"}
+_INJECTED = {"thread": ("framing", "seed")}
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that refuses duplicate keys (PyYAML keeps the last one silently)."""
+
+
+def _mapping_without_duplicates(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise ParamsError(f"duplicate key {key!r} (line {key_node.start_mark.line + 1}; first on line "
+                              f"{seen[key] + 1})", field=str(getattr(loader, "name", "params")))
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
 
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -294,67 +340,116 @@ def _yaml_lists_to_tuples(value: Any) -> Any:
     return value
 
 
-def _describe(error: dict[str, Any], prefix: str) -> str:
-    location = ".".join(str(part) for part in error["loc"])
-    field = f"{prefix}.{location}" if prefix else location
-    got = error.get("input")
-    got_text = "" if error["type"] == "missing" else f" (got {got!r})"
-    return f"{field}: {error['msg']}{got_text}"
+def _has_path(mapping: Any, path: tuple[Any, ...]) -> bool:
+    for part in path:
+        if not isinstance(mapping, dict) or part not in mapping:
+            return False
+        mapping = mapping[part]
+    return True
 
 
 def load_raw(path: str | Path) -> dict[str, Any]:
     """Read a params YAML file into a mapping, with a typed error for anything unreadable."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ParamsError(f"cannot read parameters file: {exc.strerror}", field=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise ParamsError(f"not UTF-8 text (byte {exc.start})", field=str(path)) from exc
     try:
-        data = yaml.safe_load(text)
+        loader = _UniqueKeyLoader(text)
+        loader.name = str(path)
+        try:
+            data = loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         raise ParamsError(f"not valid YAML: {exc}", field=str(path)) from exc
+    except RecursionError as exc:
+        raise ParamsError("nested too deeply", field=str(path)) from exc
     if not isinstance(data, dict):
         raise ParamsError("top level must be a mapping", field=str(path))
     return data
 
 
-def resolve(data: dict[str, Any], profile: str | None = None, *, source: str = "params") -> StudyParams:
-    """Merge ``profiles[profile]`` over the common values and validate the result."""
-    data = dict(data)
-    profiles = data.pop("profiles", None)
-    if not isinstance(profiles, dict) or not profiles:
-        raise ParamsError("must map profile names to their settings", field=f"{source}: profiles")
-    chosen = profile if profile is not None else data.get("profile")
-    if not isinstance(chosen, str):
-        raise ParamsError(f"must be a profile name (got {chosen!r})", field=f"{source}: profile")
-    if chosen not in profiles:
-        known = ", ".join(sorted(profiles))
-        raise ParamsError(f"unknown profile {chosen!r}; known: {known}", field=f"{source}: profile")
-    overrides = profiles[chosen]
-    if not isinstance(overrides, dict):
-        raise ParamsError("must be a mapping", field=f"{source}: profiles.{chosen}")
-    unknown = set(overrides) - _PROFILE_KEYS
-    if unknown:
-        raise ParamsError(
-            f"unknown section(s) {sorted(unknown)}; a profile may set {sorted(_PROFILE_KEYS)}",
-            field=f"{source}: profiles.{chosen}",
-        )
-    for name, body in profiles.items():
-        if not isinstance(body, dict):
-            raise ParamsError("must be a mapping", field=f"{source}: profiles.{name}")
-    merged = _deep_merge(data, overrides)
+def _for_profile(data: dict[str, Any], chosen: str, names: tuple[str, ...], source: str) -> tuple[dict, dict]:
+    """The document with every section's ``profiles[chosen]`` merged in, and the overrides that were applied."""
+    merged: dict[str, Any] = {}
+    applied: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _SHARED or not isinstance(value, dict):
+            merged[key] = value
+            continue
+        section = dict(value)
+        overrides = section.pop("profiles", {})
+        if not isinstance(overrides, dict):
+            raise ParamsError("must map profile names to settings", field=f"{source}: {key}.profiles")
+        unknown = set(overrides) - set(names)
+        if unknown:
+            raise ParamsError(f"unknown profile(s) {sorted(unknown)}; profiles: {list(names)}",
+                              field=f"{source}: {key}.profiles")
+        for name, body in overrides.items():
+            if not isinstance(body, dict):
+                raise ParamsError("must be a mapping", field=f"{source}: {key}.profiles.{name}")
+        chosen_overrides = overrides.get(chosen, {})
+        merged[key] = _deep_merge(section, chosen_overrides)
+        applied[key] = chosen_overrides
+    for section, fields in _INJECTED.items():
+        body = merged.get(section)
+        if isinstance(body, dict):
+            for name in fields:
+                if name in body:
+                    raise ParamsError(f"set at the top level, not in {section}", field=f"{source}: {section}.{name}")
+            merged[section] = {**body, **{name: data[name] for name in fields if name in data}}
+    return merged, applied
+
+
+def _validate(data: dict[str, Any], chosen: str, names: tuple[str, ...], source: str) -> StudyParams:
+    merged, applied = _for_profile(data, chosen, names, source)
     merged["profile"] = chosen
     try:
         return StudyParams.model_validate(_yaml_lists_to_tuples(merged))
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = f"profiles.{chosen} over " if first["loc"] and first["loc"][0] in _PROFILE_KEYS else ""
-        raise ParamsError(f"{where}{_describe(first, '')}", field=source) from exc
+        loc = tuple(first["loc"])
+        if loc and _has_path(applied, loc):  # the bad value came from the profile's override
+            loc = (loc[0], "profiles", chosen, *loc[1:])
+        location = ".".join(str(part) for part in loc)
+        got = "" if first["type"] == "missing" else f" (got {first.get('input')!r})"
+        raise ParamsError(f"{location}: {first['msg']}{got}", field=source) from exc
+
+
+def resolve(data: dict[str, Any], profile: str | None = None, *, source: str = "params") -> StudyParams:
+    """Validate every profile of ``data`` and return the selected one (``profile`` overrides the file's)."""
+    names = data.get("profiles", ("smoke", "quick", "paper"))
+    if not isinstance(names, list | tuple) or not names or not all(isinstance(n, str) for n in names):
+        raise ParamsError("must list the profile names", field=f"{source}: profiles")
+    names = tuple(names)
+    chosen = profile if profile is not None else data.get("profile")
+    if not isinstance(chosen, str):
+        raise ParamsError(f"must be a profile name (got {chosen!r})", field=f"{source}: profile")
+    if chosen not in names:
+        raise ParamsError(f"unknown profile {chosen!r}; known: {', '.join(names)}", field=f"{source}: profile")
+    for other in names:  # an error in a profile not selected today still stops the run
+        if other != chosen:
+            _validate(data, other, names, source)
+    return _validate(data, chosen, names, source)
 
 
 def load(path: str | Path, profile: str | None = None) -> StudyParams:
     """Load and validate a params file; ``profile`` overrides the file's own ``profile`` key."""
     return resolve(load_raw(path), profile, source=str(path))
+
+
+def find_params(start: str | Path | None = None) -> Path:
+    """``params/params.yaml`` of the project containing ``start`` (default: the working directory)."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "params" / "params.yaml"
+        if candidate.is_file():
+            return candidate
+    raise ParamsError(f"no params/params.yaml in {here} or any folder above it", field="params_path")
 
 
 def project_root(params_path: str | Path) -> Path:

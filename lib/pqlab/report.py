@@ -1,8 +1,7 @@
-"""Build ``paper_figs/REPORT.md``: every headline quantity, the paper's value beside this run's."""
+"""REPORT.md's content: every headline quantity, the paper's value beside this run's (no I/O but reading)."""
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 from pathlib import Path
@@ -12,9 +11,8 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from pqlab import io, machine
+from pqlab import machine
 from pqlab.errors import ParamsError
-from pqlab.paths import ProjectPaths
 
 # Backends whose name differs from how the paper names its library but that are the same code.
 _SAME_LIBRARY = {"hashlib": "OpenSSL (C)"}
@@ -115,12 +113,11 @@ def _fmt(value: float | None) -> str:
 
 
 def render(reference: Reference, table: pd.DataFrame) -> str:
-    """The markdown text of REPORT.md."""
-    stamp = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    """The markdown text of REPORT.md (no timestamp or commit: the same inputs give the same bytes)."""
     lines = [
         "# pqlab: paper vs this run",
         "",
-        f"Generated {stamp} on **{machine.cpu_model()}** at commit `{machine.git_commit() or 'unknown'}`. "
+        f"Built on **{machine.cpu_model()}**; when and from which commit: `data/derived/report_run.json`. "
         "Ratio = here / paper. Published values come from `params/paper_reference.yaml` and are used only here.",
         "",
     ]
@@ -137,10 +134,3 @@ def render(reference: Reference, table: pd.DataFrame) -> str:
                          f"| {'—' if pd.isna(r.machine) else r.machine} | {r.note} |")
         lines.append("")
     return "\n".join(lines)
-
-
-def build(paths: ProjectPaths) -> Path:
-    """Write REPORT.md for the project at ``paths``."""
-    paths.check_writable(paths.report.parent)
-    reference = load_reference(paths.paper_reference)
-    return io.write_text(paths.report, render(reference, collect(reference, paths.derived)))

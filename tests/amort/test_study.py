@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 
 from pqlab import params
-from pqlab.amort import study
+from pqlab.amort.attacks.summary import TABLE_COLUMNS
 from pqlab.errors import ParamsError
 from pqlab.paths import ProjectPaths
+from pqlab.studies import attack_matrix as study
 
 
 def test_study_writes_tables_figure_and_metrics(project):
@@ -18,7 +19,7 @@ def test_study_writes_tables_figure_and_metrics(project):
     result = study.run(settings, ProjectPaths(project))
     figs = project / "paper_figs" / "amort"
     table = pd.read_csv(figs / "table6_attack_matrix.csv")
-    assert list(table.columns) == study.TABLE_COLUMNS
+    assert list(table.columns) == TABLE_COLUMNS
     assert list(table["case"]) == [f"A{i:02d}" for i in range(1, 28)] + [f"P{i}" for i in range(1, 6)]
     assert table["pass"].all()
     extra = pd.read_csv(figs / "attack_matrix_extra.csv")
@@ -36,12 +37,13 @@ def test_study_writes_tables_figure_and_metrics(project):
 def test_bad_attack_matrix_params_name_the_field(project, section, value):
     raw = params.load_raw(project / "params" / "params.yaml")
     if section == "repeats":
-        raw["profiles"]["smoke"]["attack_matrix"]["repeats"] = value
+        raw["attack_matrix"]["profiles"]["smoke"]["repeats"] = value
     else:
         raw["attack_matrix"][section] = value
     with pytest.raises(ParamsError) as info:
         params.resolve(raw, "smoke")
-    assert f"attack_matrix.{section}" in str(info.value)
+    where = "attack_matrix.profiles.smoke.repeats" if section == "repeats" else f"attack_matrix.{section}"
+    assert where in str(info.value)
 
 
 def test_cli_runs_the_matrix_and_reports_bad_params(project):

@@ -17,8 +17,8 @@ from tqdm.auto import tqdm
 from pqlab import crypto
 from pqlab.amort.merkle import leaf_hash, node_hash
 from pqlab.bench.harness import empty_call_overhead_ns, time_calls
-from pqlab.bench.stats import compare, quantile_cis
 from pqlab.params import CostsParams, StudyParams
+from pqlab.stats import compare, quantile_cis
 
 PER_REPORT, PER_EPOCH, PER_CHECKPOINT = "per report", "per epoch", "per checkpoint"
 FREQUENCIES = (PER_REPORT, PER_EPOCH, PER_CHECKPOINT)

@@ -12,7 +12,7 @@ from pqlab.errors import UnknownBackendError
 
 NAME = "liboqs"
 
-# pqlab name -> liboqs mechanism name (liboqs 0.16, as listed in shared/data/pq_sizes.csv).
+# pqlab name -> liboqs mechanism name (liboqs 0.16, as listed in tests/vectors/pq_sizes.csv).
 _KEMS = {"ML-KEM-512": "ML-KEM-512", "ML-KEM-768": "ML-KEM-768", "ML-KEM-1024": "ML-KEM-1024"}
 _SIGNERS = {
     "ML-DSA-44": "ML-DSA-44",

@@ -1,7 +1,7 @@
 """The transport study's inputs for Table I configurations, taken from the CASE size and device-compute models.
 
 Sizes are ``len()`` of the messages pqlab.case encodes (Matter payloads; the transport model adds
-``thread.matter_overhead_bytes`` of Matter message header to each); device computation is the responder's
+``framing.matter_header_bytes`` of Matter message header to each); device computation is the responder's
 post-quantum work from pqm4 cycle counts, split by when it runs: before Sigma2 (encapsulation, signing or
 KEM-PDK decapsulation) and after Sigma3, i.e. before the status report (decapsulation, chain and Sigma3
 signature verification). This is the order ``Scenario.device_compute_ms`` expects.
@@ -9,8 +9,11 @@ signature verification). This is the order ``Scenario.device_compute_ms`` expect
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
+
+import yaml
 
 from pqlab.case.configurations import TABLE1, CaseConfigError, case_message_sizes, table1_config
 from pqlab.case.device_compute import CycleTable, device_pq_ms_by_phase, load_cycles
@@ -37,4 +40,31 @@ def table1_inputs(
         configs[name] = tuple(sizes[key] for key in SIZE_KEYS)
         phases = device_pq_ms_by_phase(config, table)
         compute[name] = (phases["before Sigma2"], phases["after Sigma3"])
+    return configs, compute
+
+
+def load_configs(path: str | Path) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[float, float]]]:
+    """Read ``name: {sizes: [s1, s2, s3, status], device_compute_ms: [before Sigma2, before status]}``
+    (YAML or JSON; sizes from the CASE size model). Malformed entries raise ParamsError naming them."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ParamsError(f"cannot read configurations: {exc}", field=str(path)) from exc
+    if not isinstance(data, dict) or not data:
+        raise ParamsError("must map configuration names to their sizes", field=str(path))
+    configs, compute = {}, {}
+    for name, entry in data.items():
+        where = f"{path}: {name}"
+        if not isinstance(entry, dict) or set(entry) - {"sizes", "device_compute_ms"} or "sizes" not in entry:
+            raise ParamsError("expected {sizes: [4 ints], device_compute_ms: [2 numbers]}", field=where)
+        sizes = entry["sizes"]
+        if not (isinstance(sizes, list) and len(sizes) == 4 and all(type(s) is int and s > 0 for s in sizes)):
+            raise ParamsError(f"sizes: four positive integers expected, got {sizes!r}", field=where)
+        cost = entry.get("device_compute_ms", [0.0, 0.0])
+        finite = isinstance(cost, list) and all(type(c) in (int, float) and math.isfinite(c) and c >= 0 for c in cost)
+        if not (finite and len(cost) == 2):
+            raise ParamsError(f"device_compute_ms: two finite non-negative numbers expected, got {cost!r}", field=where)
+        configs[str(name)] = tuple(sizes)
+        compute[str(name)] = (float(cost[0]), float(cost[1]))
     return configs, compute

@@ -11,8 +11,8 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from pqlab.errors import PqlabError
+from pqlab.framing import frame_psdus, split
 from pqlab.params import ThreadParams
-from pqlab.thread.framing import frame_psdus, split
 from pqlab.thread.prng import scenario_hash
 
 TRANSPORTS = ("ipv6", "pull", "block")
@@ -120,26 +120,29 @@ def build_plan(scenario: Scenario, params: ThreadParams) -> Plan:
     multi = scenario.hops > 1
     plan = Plan(ints=ints, floats=floats, units=[])
 
+    fr = params.framing
+
     def unit(payload: int) -> int:
-        plan.units.append(frame_psdus(payload, params, multi_hop=multi))
+        plan.units.append(frame_psdus(payload, fr, multi_hop=multi, rounding=sw.fragment_rounding,
+                                      deep_mesh=sw.deep_mesh_header))
         return len(plan.units) - 1
 
     plan.ack_unit = unit(params.standalone_ack_bytes)
     for size in scenario.sizes:
-        total = size + params.matter_overhead_bytes
-        mode = SINGLE if size <= params.max_app_payload else _MODE[scenario.transport]
+        total = size + fr.matter_header_bytes
+        mode = SINGLE if size <= fr.max_app_payload else _MODE[scenario.transport]
         first = len(plan.units)
         rejected = 0
         if mode == SINGLE:
             payloads = [total]
         elif mode == IPV6:
             if sw.ip6_udp_header_in_fragments:
-                payloads = [c + params.ip6_fragment_header_bytes for c in split(total + 8, params.ip6_fragment_payload)]
+                payloads = [c + fr.ip6_fragment_header_bytes for c in split(total + 8, fr.ip6_fragment_payload)]
             else:
-                payloads = split(total, params.ip6_fragment_payload)
-            rejected = int(sw.ip6_reassembly_cap and total + 48 > params.ip6_max_assembled)
+                payloads = split(total, fr.ip6_fragment_payload)
+            rejected = int(sw.ip6_reassembly_cap and total + 48 > fr.ip6_max_assembled)
         else:
-            payloads = [c + params.segment_header_bytes + params.matter_overhead_bytes
+            payloads = [c + params.segment_header_bytes + fr.matter_header_bytes
                         for c in split(size, params.segment_payload)]
         if len(payloads) > MAX_SEGMENTS:
             raise ScenarioError(f"sizes: {size} B needs {len(payloads)} units; at most {MAX_SEGMENTS} supported")
@@ -150,9 +153,10 @@ def build_plan(scenario: Scenario, params: ThreadParams) -> Plan:
         plan.n_units.append(len(payloads))
         plan.rejected.append(rejected)
         plan.bitmap_unit.append(unit(params.bitmap_header_bytes + math.ceil(len(payloads) / 8)))
-        plan.request_unit.append(unit(params.pull_request_bytes + params.matter_overhead_bytes))
-    plan.seed = scenario_hash(scenario.key() + json.dumps(ints, sort_keys=True) + json.dumps(floats, sort_keys=True)
-                              + json.dumps(plan.units))
+        plan.request_unit.append(unit(params.pull_request_bytes + fr.matter_header_bytes))
+    # The run's randomness derives from the study seed and everything that defines the scenario.
+    plan.seed = scenario_hash(json.dumps(params.seed) + scenario.key() + json.dumps(ints, sort_keys=True)
+                              + json.dumps(floats, sort_keys=True) + json.dumps(plan.units))
     return plan
 
 

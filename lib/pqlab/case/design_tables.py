@@ -1,41 +1,18 @@
-"""Run the design-space study: all points, Table I's Device PQ column, fit and Pareto results, Fig. 6."""
+"""The design-space tables: every point evaluated, Table I's Device PQ column, the fit and Pareto results."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-from pathlib import Path
-
-import matplotlib.pyplot as plt
 import pandas as pd
 
-from pqlab import io, machine
 from pqlab.case import design_space as ds
 from pqlab.case.configurations import TABLE1, CaseConfigError, table1_config
-from pqlab.case.device_compute import CycleTable, device_pq_ms, load_cycles, responder_operations
+from pqlab.case.device_compute import CycleTable, device_pq_ms, responder_operations
 from pqlab.errors import ParamsError
-from pqlab.figures.case import fig6_design_space
-from pqlab.figures.style import save
-from pqlab.params import DesignSpaceParams, StudyParams
-from pqlab.paths import ProjectPaths
+from pqlab.params import DesignSpaceParams
 
 AUTH_MODES = ("sig", "kem", "kem-pdk")
 CACHE_MODES = ("none", "responder", "both")
 RESTRICTIONS = {"fips": (ds.FAMILY_FIPS,), "fips_falcon": (ds.FAMILY_FIPS, ds.FAMILY_FALCON), "all": ds.FAMILIES}
-
-
-@dataclass
-class DesignSpaceResult:
-    """Everything the study produced, for the notebook to show."""
-
-    space: pd.DataFrame
-    device_pq: pd.DataFrame
-    pareto: pd.DataFrame
-    smallest_largest: pd.DataFrame
-    fits: pd.DataFrame
-    metrics: dict
-    figure: plt.Figure
-    written: list[Path]
 
 
 def parse_modes(modes: tuple[str, ...]) -> list[ds.Mode]:
@@ -50,13 +27,13 @@ def parse_modes(modes: tuple[str, ...]) -> list[ds.Mode]:
     return parsed
 
 
-def build_space(p: DesignSpaceParams, cycles: CycleTable) -> pd.DataFrame:
+def build_space(p: DesignSpaceParams, cycles: CycleTable, limit_octets: int) -> pd.DataFrame:
     """Every point of the configured space, evaluated with the real encoder."""
     try:
         configs = ds.enumerate_configs(p.key_exchanges, p.noc, p.icac, p.rcac, parse_modes(p.modes), p.static_kem)
     except CaseConfigError as exc:
         raise ParamsError(str(exc), field="design_space") from exc
-    return ds.evaluate(configs, cycles, p.limit_octets)
+    return ds.evaluate(configs, cycles, limit_octets)
 
 
 def device_pq_table(names: tuple[str, ...], cycles: CycleTable) -> pd.DataFrame:
@@ -78,7 +55,7 @@ def device_pq_table(names: tuple[str, ...], cycles: CycleTable) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _classes(points: pd.DataFrame) -> pd.DataFrame:
+def classes(points: pd.DataFrame) -> pd.DataFrame:
     """Points with identical (total, device ms) merged into one row, with how many there are and what they share."""
     rows = []
     for (total, ms), group in points.groupby(["total", "device_ms"], sort=False):
@@ -93,12 +70,12 @@ def pareto_table(space: pd.DataFrame) -> pd.DataFrame:
     """The Pareto front under each restriction, identical points merged, cheapest device first."""
     frames = []
     for name, families in RESTRICTIONS.items():
-        front = _classes(ds.pareto_points(ds.restrict(space, families)))
+        front = classes(ds.pareto_points(ds.restrict(space, families)))
         frames.append(front.assign(restriction=name, rank=range(1, len(front) + 1)))
     return pd.concat(frames, ignore_index=True)
 
 
-def metrics(space: pd.DataFrame, device: pd.DataFrame, pareto: pd.DataFrame, seconds: float) -> dict:
+def metrics(space: pd.DataFrame, device: pd.DataFrame, pareto: pd.DataFrame) -> dict:
     """The metrics JSON that REPORT.md reads."""
     smallest = {}
     for name, families in RESTRICTIONS.items():
@@ -108,7 +85,6 @@ def metrics(space: pd.DataFrame, device: pd.DataFrame, pareto: pd.DataFrame, sec
     fits = space[space["fits"]]
     return {
         "points": len(space), "distinct_points": int(space["point"].nunique()),
-        "compute_seconds": round(seconds, 3),
         "device_pq": {r.config: {"ms": r.device_pq_ms} for r in device.itertuples()},
         "smallest_largest_message": smallest,
         "fits": {"points": len(fits), "key_exchanges": sorted(set(fits["key_exchange"])),
@@ -120,31 +96,6 @@ def metrics(space: pd.DataFrame, device: pd.DataFrame, pareto: pd.DataFrame, sec
     }
 
 
-def run(settings: StudyParams, paths: ProjectPaths) -> DesignSpaceResult:
-    """Compute the whole space, tabulate, plot and write the outputs."""
-    p = settings.design_space
-    paths.check_writable(paths.derived, paths.case_figs)
-    cycles = load_cycles(paths.root / "params" / p.cycles_file)
-    device = device_pq_table(p.configurations, cycles)
-    start = time.perf_counter()
-    space = build_space(p, cycles)
-    seconds = time.perf_counter() - start
-    pareto = pareto_table(space)
-    smallest = pd.concat([ds.smallest_largest_message(ds.restrict(space, fam)).assign(restriction=name)
-                          for name, fam in RESTRICTIONS.items()], ignore_index=True)
-    fits = _classes(space[space["fits"]])
-    headline = metrics(space, device, pareto, seconds) | {"profile": settings.profile}
-    figure = fig6_design_space(space, pareto)
-    metadata = machine.run_metadata(params=settings.model_dump(mode="json")) | {"cycles_source": cycles.source_commit}
-    written = [
-        io.write_parquet(paths.derived / "design_space.parquet", space, metadata),
-        io.write_text(paths.case_figs / "table1_device_pq.csv", device.to_csv(index=False)),
-        io.write_text(paths.case_figs / "table1_device_pq.md", device.to_markdown(index=False) + "\n"),
-        io.write_text(paths.case_figs / "design_space_pareto.csv", pareto.to_csv(index=False)),
-        io.write_text(paths.case_figs / "design_space_pareto.md", pareto.to_markdown(index=False) + "\n"),
-        io.write_text(paths.case_figs / "design_space_fits.md", fits.to_markdown(index=False) + "\n"),
-        *save(figure, paths.case_figs / "fig6_design_space"),
-        io.write_json(paths.derived / "design_space_metrics.json", headline),
-    ]
-    plt.close(figure)
-    return DesignSpaceResult(space, device, pareto, smallest, fits, headline, figure, written)
+def fits_table(space: pd.DataFrame) -> pd.DataFrame:
+    """The points whose every message fits the limit, identical points merged."""
+    return classes(space[space["fits"]])

@@ -4,22 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from pqlab.run.grid import KEY_COLUMNS
-
-
-def median_ci(samples: np.ndarray, resamples: int, confidence: float, seed: int) -> tuple[float, float, float]:
-    """Median and its percentile-bootstrap confidence interval (scipy); NaN when there are no samples."""
-    data = np.asarray(samples, dtype=np.float64)
-    if data.size == 0:
-        return (float("nan"),) * 3
-    median = float(np.median(data))
-    if data.size < 2 or np.ptp(data) == 0:
-        return median, median, median
-    boot = stats.bootstrap((data,), np.median, n_resamples=resamples, confidence_level=confidence,
-                           method="percentile", vectorized=True, rng=np.random.default_rng(seed))
-    return median, float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+from pqlab.stats import median_ci
+from pqlab.thread.grid import KEY_COLUMNS
 
 
 def summarise(table: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:

@@ -1,15 +1,11 @@
-"""Run the CASE size study: Table I payload columns, per-field breakdown, Fig. 1, resumption sizes, frame counts."""
+"""The CASE size tables: Table I payload columns, per-field breakdown, resumption sizes, frames at one hop."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from pathlib import Path
-
-import matplotlib.pyplot as plt
 import pandas as pd
 
-from pqlab import io, machine
-from pqlab.case import algorithms, framing
+from pqlab import framing
+from pqlab.case import algorithms
 from pqlab.case.configurations import (
     TABLE1,
     CaseConfig,
@@ -21,29 +17,9 @@ from pqlab.case.configurations import (
 )
 from pqlab.case.material import RealMaterial, SizedMaterial
 from pqlab.errors import ParamsError
-from pqlab.figures.case import fig1_case_sizes
-from pqlab.figures.style import save
-from pqlab.params import CaseFramingParams, StudyParams
-from pqlab.paths import ProjectPaths
+from pqlab.params import FramingParams
 
 MESSAGES = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")
-
-
-@dataclass
-class CaseSizesResult:
-    """Everything the study produced, for the notebook to show."""
-
-    table1: pd.DataFrame
-    breakdown: pd.DataFrame
-    resumption: pd.DataFrame
-    real_material: pd.DataFrame
-    metrics: dict
-    figure: plt.Figure
-    written: list[Path]
-
-
-def _framing(p: CaseFramingParams) -> framing.Framing:
-    return framing.Framing(p.mac_payload_octets, p.iphc_octets, p.mesh_header_octets, p.matter_header_octets)
 
 
 def configurations(names: tuple[str, ...]) -> list[CaseConfig]:
@@ -55,12 +31,19 @@ def configurations(names: tuple[str, ...]) -> list[CaseConfig]:
         raise ParamsError(f"{exc}; known: {known}", field="case_sizes.configurations") from exc
 
 
-def table1(configs: list[CaseConfig], limit: int, frame_model: framing.Framing, seed: int = 0) -> pd.DataFrame:
-    """One row per configuration: payload bytes per message and in total, the limit check, frames at one hop."""
+def table1(configs: list[CaseConfig], fr: FramingParams, seed: int) -> pd.DataFrame:
+    """One row per configuration: payload bytes per message and in total, the limit check, frames at one hop.
+
+    Frames use the shared framing model (the Thread simulator's, by construction); ``frames_total_openthread``
+    is the same count with OpenThread's mesh-local IPHC size and 8-byte fragment rounding.
+    """
+    limit = fr.max_app_payload
     rows = []
     for config in configs:
         sizes = case_message_sizes(config, SizedMaterial(seed))
-        frames = {m: framing.frames_for_message(sizes[m], frame_model) for m in MESSAGES}
+        frames = {m: framing.frames_for_message(sizes[m], fr) for m in MESSAGES}
+        openthread = sum(framing.frames_for_message(sizes[m], fr, rounding=True, iphc_bytes=fr.openthread_iphc_bytes)
+                         for m in MESSAGES)
         rows.append({
             "config": config.name, "group": config.group, "key_exchange": config.key_exchange,
             "chain": config.chain_label, "auth": config.auth, "cached": config.cached,
@@ -69,11 +52,12 @@ def table1(configs: list[CaseConfig], limit: int, frame_model: framing.Framing, 
             "over_limit": sum(sizes[m] > limit for m in MESSAGES),
             "fits_limit": all(sizes[m] <= limit for m in MESSAGES),
             **{f"frames_{m}": frames[m] for m in MESSAGES}, "frames_total": sum(frames.values()),
+            "frames_total_openthread": openthread,
         })
     return pd.DataFrame(rows)
 
 
-def breakdown(configs: list[CaseConfig], seed: int = 0) -> pd.DataFrame:
+def breakdown(configs: list[CaseConfig], seed: int) -> pd.DataFrame:
     """Bytes per field of every message (from the encoder), so any size difference names its field."""
     rows = []
     for config in configs:
@@ -110,10 +94,6 @@ def real_material_check(configs: list[CaseConfig], names: tuple[str, ...], seed:
     return pd.DataFrame(rows)
 
 
-def _markdown(frame: pd.DataFrame) -> str:
-    return frame.to_markdown(index=False) + "\n"
-
-
 def metrics(table: pd.DataFrame, resumption: pd.DataFrame, real: pd.DataFrame, extra: dict) -> dict:
     """The metrics JSON that REPORT.md reads."""
     resume: dict = {}
@@ -124,42 +104,9 @@ def metrics(table: pd.DataFrame, resumption: pd.DataFrame, real: pd.DataFrame, e
     return {
         "table1": {r["config"]: {k: int(r[k]) for k in (*MESSAGES, "Total", "largest", "over_limit")}
                    | {"fits_limit": bool(r["fits_limit"])} for r in table.to_dict("records")},
-        "frames": {r["config"]: {"total": int(r["frames_total"])} | {m: int(r[f"frames_{m}"]) for m in MESSAGES}
-                   for r in table.to_dict("records")},
+        "frames": {r["config"]: {"total": int(r["frames_total"]), "total_openthread": int(r["frames_total_openthread"])}
+                   | {m: int(r[f"frames_{m}"]) for m in MESSAGES} for r in table.to_dict("records")},
         "resumption": resume,
         "real_material": {r["config"]: bool(r["identical_sizes"]) for r in real.to_dict("records")},
         "algorithm_sizes_source": algorithms.SOURCE,
     } | extra
-
-
-def run(settings: StudyParams, paths: ProjectPaths) -> CaseSizesResult:
-    """Build every configuration's messages, tabulate, plot and write the outputs."""
-    p = settings.case_sizes
-    paths.check_writable(paths.derived, paths.case_figs)
-    configs = configurations(p.configurations)
-    frame_model = _framing(p.framing)
-    table = table1(configs, p.limit_octets, frame_model, settings.seed)
-    fields = breakdown(configs, settings.seed)
-    resume = resumption_table(p.resumption_key_exchanges)
-    real = real_material_check(configs, p.real_material, settings.seed)
-    c1_768 = replace(table1_config("C1"), key_exchange="P-256+ML-KEM-768", name="C1-768")
-    extra = {"text": {"C1_with_ML-KEM-768": case_message_sizes(c1_768)},
-             "profile": settings.profile, "limit_octets": p.limit_octets}  # sizes do not depend on the machine
-    headline = metrics(table, resume, real, extra)
-    figure = fig1_case_sizes(table, p.limit_octets)
-    metadata = machine.run_metadata(params=settings.model_dump(mode="json"))
-    per_field = fields.pivot_table(index=["message", "field"], columns="config", values="bytes", sort=False)
-    per_field = per_field[[c.name for c in configs]].astype("Int64").astype(object).reset_index()
-    written = [
-        io.write_parquet(paths.derived / "case_sizes.parquet", table, metadata),
-        io.write_text(paths.case_figs / "table1_case_sizes.csv", table.to_csv(index=False)),
-        io.write_text(paths.case_figs / "table1_case_sizes.md", _markdown(table)),
-        io.write_text(paths.case_figs / "table1_case_breakdown.csv", fields.to_csv(index=False)),
-        io.write_text(paths.case_figs / "table1_case_breakdown.md", _markdown(per_field.fillna(""))),
-        io.write_text(paths.case_figs / "resumption_sizes.csv", resume.to_csv(index=False)),
-        io.write_text(paths.case_figs / "resumption_sizes.md", _markdown(resume)),
-        *save(figure, paths.case_figs / "fig1_case_sizes"),
-        io.write_json(paths.derived / "case_sizes_metrics.json", headline),
-    ]
-    plt.close(figure)
-    return CaseSizesResult(table, fields, resume, real, headline, figure, written)

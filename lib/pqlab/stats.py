@@ -1,4 +1,5 @@
-"""Summary statistics for timing samples: percentile bootstrap CIs, Mann–Whitney U, Cliff's δ."""
+"""One place for summary statistics: medians and quantiles with percentile-bootstrap CIs, Mann–Whitney U,
+Cliff's δ (scipy). Empty input gives NaN statistics with ``n = 0`` everywhere, never an exception."""
 
 from __future__ import annotations
 
@@ -21,15 +22,22 @@ class Comparison:
 
 
 def quantile_cis(
-    samples: np.ndarray, resamples: int, confidence: float, seed: int
+    samples: np.ndarray, resamples: int, confidence: float, seed: int,
+    quantiles: dict[str, float] | None = None,
 ) -> dict[str, float]:
-    """Median, p95 and p99 of ``samples`` with percentile-bootstrap confidence intervals (scipy)."""
+    """Quantiles of ``samples`` (default median, p95, p99) with percentile-bootstrap confidence intervals.
+
+    Keys: ``n``, ``mean`` and, per quantile, ``name``, ``name_lo``, ``name_hi``. No samples: NaN values, n = 0.
+    """
+    quantiles = QUANTILES if quantiles is None else quantiles
     data = np.asarray(samples, dtype=np.float64)
+    result: dict[str, float] = {"n": float(data.size), "mean": float(data.mean()) if data.size else float("nan")}
     if data.size == 0:
-        raise ValueError("no samples to summarise")
-    levels = np.array(list(QUANTILES.values()))
+        for name in quantiles:
+            result[name] = result[f"{name}_lo"] = result[f"{name}_hi"] = float("nan")
+        return result
+    levels = np.array(list(quantiles.values()))
     point = np.quantile(data, levels)
-    result: dict[str, float] = {"n": float(data.size), "mean": float(data.mean())}
     if data.size > 1 and np.ptp(data) > 0:
         boot = stats.bootstrap(
             (data,),
@@ -44,11 +52,17 @@ def quantile_cis(
         lows, highs = boot.confidence_interval.low, boot.confidence_interval.high
     else:
         lows = highs = point
-    for (name, _), value, low, high in zip(QUANTILES.items(), point, lows, highs, strict=True):
+    for name, value, low, high in zip(quantiles, point, lows, highs, strict=True):
         result[name] = float(value)
         result[f"{name}_lo"] = float(low)
         result[f"{name}_hi"] = float(high)
     return result
+
+
+def median_ci(samples: np.ndarray, resamples: int, confidence: float, seed: int) -> tuple[float, float, float]:
+    """(median, CI low, CI high) with a percentile bootstrap; NaN for no samples."""
+    out = quantile_cis(samples, resamples, confidence, seed, {"median": 0.5})
+    return out["median"], out["median_lo"], out["median_hi"]
 
 
 def cliffs_delta(a: np.ndarray, b: np.ndarray) -> float:

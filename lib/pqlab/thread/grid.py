@@ -1,7 +1,8 @@
 """The PQ-CASE transport grid (§IV-C): configurations × hops × interference × device type × transport × runs.
 
-Work is split into chunks of scenarios; each finished chunk is written to a parts folder at once, so a
-rerun skips every scenario already done. A handshake's result depends only on its scenario and run
+Work is split into chunks of scenarios; each finished chunk is written to a parts folder (a resume cache the
+transport study deletes once its outputs are committed) at once, so an interrupted run skips every scenario
+already done when it is run again. A handshake's result depends only on its scenario and run
 index, so results do not depend on chunking, worker count or executor (local processes or Dask).
 """
 
@@ -11,18 +12,20 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from pqlab.io import write_parquet
+from pqlab import framing
 from pqlab.params import ThreadParams
-from pqlab.thread import core, framing, model
+from pqlab.thread import core, model
 from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
 
 SCHEDULER_ENV = "PQLAB_DASK_SCHEDULER"
@@ -64,7 +67,7 @@ def grid_points(
     for name, sizes in configs.items():
         sizes = tuple(int(s) for s in sizes)
         compute = tuple(device_compute_ms.get(name, (0.0, 0.0))) if device_compute_ms else (0.0, 0.0)
-        fits = all(s <= params.max_app_payload for s in sizes)
+        fits = all(framing.fits(s, params.framing) for s in sizes)
         transports = [(SINGLE_LABEL, "ipv6")] if fits else [(t, t) for t in TRANSPORTS]
         for hops in params.hops:
             for loss in params.scenarios:
@@ -112,9 +115,12 @@ def _done_ids(parts: Path) -> set[str]:
 
 
 def _write_part(parts: Path, frame: pd.DataFrame) -> None:
+    """One finished chunk, written under a temporary name and renamed, so a part is whole or absent."""
     ids = "".join(sorted(frame["point_id"].unique()))
     name = hashlib.blake2b(ids.encode(), digest_size=10).hexdigest()
-    write_parquet(parts / f"part-{name}.parquet", frame)
+    tmp = parts / f".part-{name}.tmp"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp)
+    os.replace(tmp, parts / f"part-{name}.parquet")
 
 
 def _executor_map(
@@ -154,16 +160,15 @@ class _Task:
 def run_grid(
     points: Sequence[GridPoint],
     params: ThreadParams,
-    out: str | Path,
+    parts: str | Path,
     *,
     runs: int | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
     chunk_size: int = 8,
     progress: bool = True,
-    metadata: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Run every point not yet in ``<out>.parts/`` and write all rows to ``out`` (parquet), atomically.
+    """Run every point not yet in the ``parts`` folder and return all rows, one per handshake, sorted.
 
     ``scheduler``: a Dask scheduler address; default from the PQLAB_DASK_SCHEDULER environment variable,
     else a local process pool with ``workers`` processes (``1`` runs in this process).
@@ -172,8 +177,7 @@ def run_grid(
     if runs < 1 or chunk_size < 1:
         raise ValueError("runs and chunk_size must be >= 1")
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
-    out = Path(out)
-    parts = out.with_name(out.name + ".parts")
+    parts = Path(parts)
     parts.mkdir(parents=True, exist_ok=True)
     wanted = {p.point_id(params, runs): p for p in points}
     done = _done_ids(parts)
@@ -194,6 +198,9 @@ def run_grid(
     table = pd.concat(frames, ignore_index=True) if frames else simulate_points([], params, runs)
     table = table[table["point_id"].isin(wanted.keys())]
     table = table.sort_values(["config", "hops", "loss", "sleepy", "transport", "run"], kind="stable")
-    table = table.reset_index(drop=True)
-    write_parquet(out, table, metadata or {})
-    return table
+    return table.reset_index(drop=True)
+
+
+def clean_parts(parts: str | Path) -> None:
+    """Delete a parts folder once the grid's results are safely written elsewhere."""
+    shutil.rmtree(parts, ignore_errors=True)

@@ -1,0 +1,11 @@
+"""One module per DVC stage, named as the stage; each ``run(settings, paths)`` is the only code writing its files.
+
+| stage / module     | paper                      | notebook                          |
+| ------------------ | -------------------------- | --------------------------------- |
+| ``costs``          | AMORT-V1 §V-C, Table I, Fig. 2 | 01_cost_characterisation      |
+| ``attack_matrix``  | AMORT-V1 Appendix A, Table VI  | 02_attack_matrix              |
+| ``case_sizes``     | PQ-CASE §V, Table I, Fig. 1    | 03_case_sizes                 |
+| ``design_space``   | PQ-CASE §VIII, Fig. 6          | 04_design_space               |
+| ``transport``      | PQ-CASE §VI, Fig. 2            | 05_transport                  |
+| ``report``         | both: REPORT.md                | (``pqlab report``)            |
+"""

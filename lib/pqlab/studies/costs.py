@@ -1,0 +1,50 @@
+"""Stage ``costs`` (AMORT-V1 §V-C): time every protocol operation; Table I, Fig. 2, the backend comparison."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from pqlab import machine
+from pqlab.bench import costs
+from pqlab.figures.costs import fig2_costs
+from pqlab.params import StudyParams
+from pqlab.paths import ProjectPaths
+from pqlab.studies.outputs import OutputSet
+from pqlab.studies.result import StudyResult
+
+STAGE = "costs"
+
+
+def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
+    """Times to three decimals for the markdown table (p-values keep their significant digits)."""
+    out = frame.copy()
+    for column in out.select_dtypes("float").columns:
+        if column != "p_value":
+            out[column] = out[column].round(3)
+    return out
+
+
+def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
+    """Measure, summarise, plot and write every output; nothing is written until all measurements are done."""
+    paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
+    raw, extra = costs.measure(settings, paths.raw, progress=progress)
+    metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends=extra["backends"]) | extra
+    stats = costs.summarise(raw, settings)
+    comparison = costs.compare_backends(raw, settings.costs.comparison_signer)
+    table = costs.table1(stats)
+    headline = costs.metrics(stats, comparison, metadata) | {"cpu_model": metadata["cpu_model"],
+                                                             "profile": settings.profile}
+    figure = fig2_costs(stats[stats["in_table1"]], metadata["cpu_model"])
+    with OutputSet(paths, STAGE) as out:
+        out.parquet(paths.raw / "costs.parquet", raw, metadata)
+        out.parquet(paths.derived / "costs_stats.parquet", stats, metadata)
+        out.parquet(paths.derived / "costs_backend_comparison.parquet", comparison, metadata)
+        out.table(table, paths.amort_figs / "table1_costs", markdown=_rounded(table))
+        out.table(comparison, paths.amort_figs / "table1_backend_comparison", markdown=_rounded(comparison))
+        out.figure(figure, paths.amort_figs / "fig2_costs")
+        out.json(paths.derived / "costs_metrics.json", headline)
+    plt.close(figure)  # saved; notebooks display the returned object once instead of twice
+    return StudyResult(STAGE, figures={"fig2_costs": figure},
+                       tables={"table1_costs": table, "table1_backend_comparison": comparison},
+                       metrics=headline, files=out.written, data={"raw": raw, "stats": stats, "metadata": metadata})

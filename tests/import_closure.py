@@ -1,0 +1,58 @@
+"""The files a pqlab module depends on: its import closure inside the package (static, from the source)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+LIB = Path(__file__).resolve().parent.parent / "lib"
+
+
+def module_file(name: str) -> Path | None:
+    """The source of module ``name`` (a .py file, a package's __init__.py, or a C extension's .c source)."""
+    base = LIB.joinpath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py", base.with_suffix(".c")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(path: Path, name: str) -> set[str]:
+    if path.suffix == ".c":
+        return set()
+    tree = ast.parse(path.read_text(), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)  # `from pkg import submodule`
+    return {m for m in found if m == "pqlab" or m.startswith("pqlab.")}
+
+
+def closure(name: str) -> set[Path]:
+    """Every source file reached from module ``name`` through imports inside pqlab (parents' __init__ too)."""
+    seen: set[str] = set()
+    files: set[Path] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        path = module_file(current)
+        if path is None:
+            continue
+        files.add(path)
+        parts = current.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # importing a.b.c runs a and a.b
+        todo.extend(_imports(path, current))
+    return files
