@@ -82,7 +82,8 @@ def metrics(samples: pd.DataFrame, table: pd.DataFrame, reference: dict[str, Any
         key = row[0].split()[0]
         out[key] = {"median_ms": round(row[2], 3), "throughput_mb_s": round(row[5], 2),
                     "measurements_per_s": round(row[6], 4),
-                    "ratio_to_sign": None if np.isnan(row[7]) else round(row[7], 1)}
+                    "ratio_to_sign": None if np.isnan(row[7]) else round(row[7], 1),
+                    "backend": reference.get("backend")}
     cold = samples[samples["condition"] == "cold"]
     digests = set(samples["digest"])
     first = samples.iloc[0]

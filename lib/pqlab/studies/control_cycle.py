@@ -35,6 +35,12 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[list(columns)].rename(columns=columns).round(3)
 
 
+def _second_tag(cost: pd.DataFrame) -> float | None:
+    """Median evidence time with two tags and the chain step minus with one tag (§V-F's prover cost)."""
+    evidence = dict(zip(cost["tags"], cost["evidence_p50_us"], strict=True))
+    return round(evidence[2] - evidence[1], 3) if 1 in evidence and 2 in evidence else None
+
+
 def metrics(summary: pd.DataFrame, cost: pd.DataFrame, runs: list[dict[str, Any]], settings: StudyParams,
             extra: dict[str, Any]) -> dict[str, Any]:
     """Headline numbers: misses over all cycles, the median range, the maximum, per configuration, per-scan cost."""
@@ -56,6 +62,8 @@ def metrics(summary: pd.DataFrame, cost: pd.DataFrame, runs: list[dict[str, Any]
                                 "max_us": round(row.max_us, 3), "deadline_misses": int(row.deadline_misses)}
             for row in summary.itertuples()},
         "per_scan_cost_us": {by_tags[int(r.tags)]: round(r.execution_p50_us, 3) for r in cost.itertuples()},
+        "evidence_us": {by_tags[int(r.tags)]: round(r.evidence_p50_us, 3) for r in cost.itertuples() if r.tags},
+        "second_tag_and_chain_us": _second_tag(cost),
         "scheduling": {
             "cpu": runs[0]["cpu_requested"],
             "policies": sorted({r["policy_name"] for r in runs}),
