@@ -16,8 +16,14 @@ QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || tru
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml requirements/lock.txt setup.py lib/pqlab/thread/_core.c
+AMORT_NATIVE := lib/pqlab/amort/native
+AMORT_C      := $(AMORT_NATIVE)/amort_core.c $(AMORT_NATIVE)/amort_core.h $(AMORT_NATIVE)/_amort_native.c
+
+$(STAMP): pyproject.toml requirements/lock.txt setup.py lib/pqlab/thread/_core.c $(AMORT_C)
 	@$(PYTHON) -c 'import sys; sys.exit("pqlab needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	@{ pkg-config --atleast-version=3.0 libcrypto 2>/dev/null || { ! command -v pkg-config >/dev/null && test -f /usr/include/openssl/evp.h; } \
+	   || test -n "$$CONDA_PREFIX" -a -f "$$CONDA_PREFIX/include/openssl/evp.h"; } \
+	   || { echo "pqlab: OpenSSL >= 3.0 libcrypto development files not found (pkg-config libcrypto); on Debian/Ubuntu: sudo apt-get install libssl-dev pkg-config"; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip 2>&1 | $(QUIET_PIP)
 	$(PIP) install -r requirements/lock.txt 2>&1 | $(QUIET_PIP)

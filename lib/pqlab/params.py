@@ -280,6 +280,15 @@ class FullImageParams(_Strict):
     reference_operation: str = "sign_ML-DSA-65"   # costs_metrics.json table1.<op>.median_us
 
 
+class AmortParams(_Strict):
+    """AMORT-V1 implementation switch: which controller path runs the per-report work (pqlab.amort.fastpath).
+
+    ``native`` (C + libcrypto) falls back to ``reference`` only through ``resolve_controller_path``, which
+    returns the path actually used and the reason; studies record both."""
+
+    controller_path: Literal["reference", "native"] = "native"
+
+
 class StudyParams(_Strict):
     """The parameters one run sees: each stage section with the selected profile's values merged in."""
 
@@ -296,6 +305,7 @@ class StudyParams(_Strict):
     control_cycle: ControlCycleParams = Field(default_factory=ControlCycleParams)
     image_tree: ImageTreeParams = ImageTreeParams()
     full_image: FullImageParams = FullImageParams()
+    amort: AmortParams = Field(default_factory=AmortParams)
 
 
 # Sections whose values may differ by profile (sample sizes); each holds its own ``profiles:`` block.

@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 enum { PQ_EVIDENCE_ONE_TAG = 1, PQ_EVIDENCE_TWO_TAGS = 2 };
-#define PQ_EVIDENCE_MAX_REPORT 160   /* record + two length-prefixed tags of at most 32 octets */
+#define PQ_EVIDENCE_MAX_REPORT 160   /* at least AMORT_REPORT_MAX_OCTETS (117: record + two 16-octet tags) */
 
 typedef struct {
     int tags;                 /* PQ_EVIDENCE_ONE_TAG or PQ_EVIDENCE_TWO_TAGS */
