@@ -122,3 +122,9 @@ def test_unknown_background_signer_fails_before_any_run():
     with pytest.raises(control_cycle.CycleError, match="NO-SUCH-SIG") as caught:
         control_cycle.run_all(cfg, seed=1, progress=False)
     assert caught.value.field == "control_cycle.configurations.bg.background_signer"
+
+
+def test_steal_time_is_read_for_an_existing_cpu_only():
+    ticks = control_cycle.steal_ticks(CPU)
+    assert ticks is None or ticks >= 0
+    assert control_cycle.steal_ticks(4095) is None

@@ -77,3 +77,13 @@ def test_one_hertz_evidence_runs_on_every_hundredth_cycle_at_10_ms():
     assert info[0]["evidence_every"] == 100
     assert list(samples.index[samples["evidence"]]) == [0, 100, 200]
     assert (samples.loc[~samples["evidence"], "evidence_ns"] == 0).all()
+
+
+def test_back_to_back_timing_builds_real_reports_and_names_a_failure():
+    spec = control_cycle.evidence_spec(2, 16, 50, np.random.default_rng(4))
+    ns = np.frombuffer(_cycle.time_reports(spec.as_tuple(), 50), dtype=np.int64)
+    assert len(ns) == 50 and (ns > 0).all()
+    with pytest.raises(RuntimeError, match="report 50"):
+        _cycle.time_reports(control_cycle.evidence_spec(2, 16, 49, np.random.default_rng(4)).as_tuple(), 60)
+    warm = control_cycle.back_to_back_evidence_us(ControlCycleParams(), np.random.default_rng(1), reports=200)
+    assert set(warm) == {1, 2} and 0 < warm[1] and 0 < warm[2]

@@ -136,6 +136,7 @@ def run_configuration(name: str, configuration: CycleConfiguration, cfg: Control
     if configuration.background_signer:
         signer = BackgroundSigner(configuration.background_signer, cfg.signer_backend, cpu, cfg.sign_message_octets,
                                   int(rng.integers(0, 2**63)))
+    steal_before = steal_ticks(cpu)
     try:
         with contextlib.ExitStack() as stack:
             if signer:
@@ -144,6 +145,7 @@ def run_configuration(name: str, configuration: CycleConfiguration, cfg: Control
                              cfg.fifo_priority, cfg.workload_blocks, every, spec)
     except ValueError as exc:
         raise CycleError(str(exc), field=f"control_cycle.configurations.{name}") from exc
+    steal_after = steal_ticks(cpu)
     latency = np.frombuffer(raw.pop("latency_ns"), dtype=np.int64)
     work = np.frombuffer(raw.pop("work_ns"), dtype=np.int64)
     evidence = np.frombuffer(raw.pop("evidence_ns"), dtype=np.int64)
@@ -162,6 +164,8 @@ def run_configuration(name: str, configuration: CycleConfiguration, cfg: Control
             "realtime_obtained": raw["policy"] == getattr(os, "SCHED_FIFO", 1),
             "fifo_error": os.strerror(raw["fifo_errno"]) if raw["fifo_errno"] > 0 else None,
             "background_signer": configuration.background_signer,
+            "steal_ms": None if steal_before is None or steal_after is None
+            else (steal_after - steal_before) * 1000 / os.sysconf("SC_CLK_TCK"),
             "signer": {"ready": signer.ready, "stopped": signer.stopped} if signer else None}
     return ConfigurationRun(name, samples, info)
 
@@ -231,6 +235,31 @@ def per_scan_cost(samples: pd.DataFrame, cfg: ControlCycleParams) -> pd.DataFram
                      "execution_p50_us": float(np.median(group["execution_ns"]) / 1000.0),
                      "evidence_p50_us": float(np.median(group["evidence_ns"]) / 1000.0) if tags else 0.0})
     return pd.DataFrame(rows)
+
+
+def back_to_back_evidence_us(cfg: ControlCycleParams, rng: np.random.Generator,
+                             reports: int = 2000) -> dict[int, float]:
+    """Median µs of one and of two tags when reports are built back to back in C (caches warm), for contrast
+    with the in-scan time, where every report follows a sleep of one period."""
+    out = {}
+    for tags in (1, 2):
+        spec = evidence_spec(tags, cfg.tag_len, reports + 1, rng)
+        out[tags] = float(np.median(np.frombuffer(_cycle.time_reports(spec.as_tuple(), reports), dtype=np.int64)))
+        out[tags] /= 1000.0
+    return out
+
+
+def steal_ticks(cpu: int) -> int | None:
+    """Steal time of ``cpu`` so far (USER_HZ ticks, /proc/stat): time a hypervisor ran something else."""
+    try:
+        with open("/proc/stat") as handle:
+            for line in handle:
+                fields = line.split()
+                if fields[0] == f"cpu{cpu}" and len(fields) > 8:
+                    return int(fields[8])
+    except OSError:
+        return None
+    return None
 
 
 def clock_overhead_ns(samples: int = 10_000) -> float:

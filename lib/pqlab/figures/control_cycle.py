@@ -30,6 +30,10 @@ def fig6_scan(samples: pd.DataFrame, summary: pd.DataFrame, deadline_us: float, 
     for column, marker, name in MARKERS:
         ax.scatter(x, summary[column], marker=marker, s=28, color="black", zorder=4, label=name,
                    facecolors="none" if marker in "o^s" else None)
+    for xi, (misses_here, top) in enumerate(zip(summary["deadline_misses"], summary["max_us"], strict=True)):
+        if misses_here:
+            ax.annotate(f"{misses_here} miss{'es' if misses_here > 1 else ''}", (xi, top), textcoords="offset points",
+                        xytext=(0, 6), ha="center", va="bottom", fontsize=7, color="#b2182b")
     ax.axhline(deadline_us, color="#b2182b", linestyle="--", linewidth=1.2, label=f"deadline ({deadline_us:g} µs)")
     misses, cycles = int(summary["deadline_misses"].sum()), int(summary["cycles"].sum())
     ax.text(0.01, 0.97, f"{misses} deadline miss{'es' if misses != 1 else ''} across {cycles:,} cycles",

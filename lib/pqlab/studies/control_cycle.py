@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from pqlab import machine
@@ -64,6 +65,8 @@ def metrics(summary: pd.DataFrame, cost: pd.DataFrame, runs: list[dict[str, Any]
         "per_scan_cost_us": {by_tags[int(r.tags)]: round(r.execution_p50_us, 3) for r in cost.itertuples()},
         "evidence_us": {by_tags[int(r.tags)]: round(r.evidence_p50_us, 3) for r in cost.itertuples() if r.tags},
         "second_tag_and_chain_us": _second_tag(cost),
+        "evidence_back_to_back_us": {by_tags[int(r.tags)]: round(r.back_to_back_evidence_p50_us, 3)
+                                     for r in cost.itertuples() if r.tags},
         "scheduling": {
             "cpu": runs[0]["cpu_requested"],
             "policies": sorted({r["policy_name"] for r in runs}),
@@ -71,6 +74,7 @@ def metrics(summary: pd.DataFrame, cost: pd.DataFrame, runs: list[dict[str, Any]
             "fifo_errors": sorted({r["fifo_error"] for r in runs if r["fifo_error"]}),
             "pinned": all(r["affinity_is_target"] == 1 for r in runs),
             "off_target_cycles": sum(r["off_target_cycles"] for r in runs),
+            "steal_ms": {r["configuration"]: r["steal_ms"] for r in runs},
         },
         **extra,
     }
@@ -82,9 +86,11 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     load_before = os.getloadavg()
     clock_ns = control_cycle.clock_overhead_ns()
     samples, runs = control_cycle.run_all(cfg, settings.seed, progress=progress)
+    warm = control_cycle.back_to_back_evidence_us(cfg, np.random.default_rng([settings.seed, 1]))
     load_after = os.getloadavg()
     summary = control_cycle.summarise(samples, cfg)
     cost = control_cycle.per_scan_cost(samples, cfg)
+    cost["back_to_back_evidence_p50_us"] = [warm.get(int(t), 0.0) for t in cost["tags"]]
     extra = {"cpu_model": machine.cpu_model(), "clock_read_ns": clock_ns,
              "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in load_after]}
     headline = metrics(summary, cost, runs, settings, extra)

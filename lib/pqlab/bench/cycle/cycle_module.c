@@ -3,6 +3,7 @@
 #include <Python.h>
 
 #include <string.h>
+#include <time.h>
 
 #include "cycle_core.h"
 #include "cycle_evidence.h"
@@ -172,6 +173,36 @@ static PyObject *py_reports(PyObject *self, PyObject *args) {
     return result;
 }
 
+static PyObject *py_time_reports(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *spec;
+    unsigned int n;
+    if (!PyArg_ParseTuple(args, "OI", &spec, &n)) return NULL;
+    pq_evidence *ev = new_evidence(spec);
+    if (!ev) return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
+    int rc = 0;
+    unsigned int i = 0;
+    if (out) {
+        int64_t *ns = (int64_t *)PyBytes_AS_STRING(out);
+        Py_BEGIN_ALLOW_THREADS
+        for (; i < n && rc == 0; i++) {
+            struct timespec a, b;
+            clock_gettime(CLOCK_MONOTONIC, &a);
+            rc = pq_evidence_hook(ev, (uint64_t)i + 1, (uint64_t)a.tv_sec * 1000000000ULL + (uint64_t)a.tv_nsec);
+            clock_gettime(CLOCK_MONOTONIC, &b);
+            ns[i] = ((int64_t)b.tv_sec - (int64_t)a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    pq_evidence_free(ev);
+    if (out && rc != 0) {
+        Py_CLEAR(out);
+        PyErr_Format(PyExc_RuntimeError, "the device path failed on report %u (status %d)", i, rc);
+    }
+    return out;
+}
+
 static PyObject *py_scan(PyObject *self, PyObject *args) {
     (void)self;
     unsigned int blocks, scans;
@@ -208,6 +239,8 @@ static PyMethodDef methods[] = {
      "reports(evidence_spec, timestamps) -> (list of report octets for seq 1..n, anchor K0)"},
     {"clock_pairs", py_clock_pairs, METH_VARARGS,
      "clock_pairs(n) -> n int64 differences of back-to-back clock_gettime(CLOCK_MONOTONIC) calls"},
+    {"time_reports", py_time_reports, METH_VARARGS,
+     "time_reports(evidence_spec, n) -> n int64 durations (ns) of back-to-back evidence generations"},
     {"scan", py_scan, METH_VARARGS, "scan(blocks, scans, seed) -> checksum of the synthetic scan workload"},
     {NULL, NULL, 0, NULL},
 };
