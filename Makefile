@@ -16,11 +16,7 @@ QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || tru
 
 setup: $(STAMP)
 
-AMORT_NATIVE := lib/pqlab/amort/native
-AMORT_C      := $(AMORT_NATIVE)/amort_core.c $(AMORT_NATIVE)/amort_core.h $(AMORT_NATIVE)/_amort_native.c
-
-CYCLE_C      := $(wildcard lib/pqlab/bench/cycle/*.c lib/pqlab/bench/cycle/*.h)
-$(STAMP): pyproject.toml requirements/lock.txt setup.py lib/pqlab/thread/_core.c $(AMORT_C) $(CYCLE_C)
+$(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*.c lib/pqlab/*/*.h lib/pqlab/*/*/*.c lib/pqlab/*/*/*.h)
 	@$(PYTHON) -c 'import sys; sys.exit("pqlab needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	@{ pkg-config --atleast-version=3.0 libcrypto 2>/dev/null || { ! command -v pkg-config >/dev/null && test -f /usr/include/openssl/evp.h; } \
 	   || test -n "$$CONDA_PREFIX" -a -f "$$CONDA_PREFIX/include/openssl/evp.h"; } \
