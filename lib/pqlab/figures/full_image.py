@@ -33,10 +33,11 @@ def full_image_times(samples: pd.DataFrame, sign_us: float | None, host: str) ->
     if sign_us:
         ax.axhline(sign_us / 1e6, color="#b2182b", linestyle="--", linewidth=1.0,
                    label=f"one ML-DSA-65 signature ({sign_us:,.0f} µs)")
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="upper left", fontsize=8)
     ax.set_yscale("log")
     top = samples["seconds"].max()
-    ax.set_ylim(top=top * 30)
+    bottom = min(float(samples["seconds"].min()), sign_us / 1e6 if sign_us else np.inf) / 3
+    ax.set_ylim(bottom=bottom, top=top * 30)
     ax.set_xticks(range(len(conditions)), [f"{c} cache" for c in conditions])
     ax.set_ylabel("image measurement (s, log)")
     ax.set_title(f"Full-image measurement — {host}", fontsize=9)
