@@ -1,8 +1,8 @@
 """AMORT-V1 §V-I procedure: warm and cold measurements of one image, repeated, and Table V from them.
 
-Each repetition measures warm (every page resident, checked by mincore) and then cold: every file is
-fsync'd and dropped with POSIX_FADV_DONTNEED, the eviction is verified page by page with mincore, and
-only then is the image measured. Directory entries and inodes stay cached (dropping those needs
+Each repetition measures warm (the image read once unrecorded just before, its resident pages counted with
+mincore) and then cold: every file is fsync'd and dropped with POSIX_FADV_DONTNEED, the eviction is verified
+page by page with mincore, and only then is the image measured. Directory entries and inodes stay cached (dropping those needs
 ``/proc/sys/vm/drop_caches``, which is machine-wide); file contents are what is read cold.
 """
 
@@ -29,9 +29,9 @@ def _row(condition: str, rep: int, m: image.Measurement, **extra: Any) -> dict[s
 def repeat(root: Path, repetitions: int, chunk_octets: int = 1 << 20, *,
            progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(one row per measurement, one row per file per eviction) over ``repetitions`` warm+cold pairs."""
-    image.measure(root, chunk_octets)  # load the page cache; not recorded
     rows, evictions = [], []
     for rep in tqdm(range(repetitions), desc="full image", disable=not progress):
+        image.measure(root, chunk_octets)  # re-read: pages another process's memory pressure dropped come back
         resident, pages = image.residency(root)
         rows.append(_row("warm", rep, image.measure(root, chunk_octets), pages=pages, resident_before=resident,
                          resident_after_eviction=np.nan, files_still_resident=np.nan))
