@@ -2,8 +2,8 @@
 
 Each repetition measures warm (the image read once unrecorded just before, its resident pages counted with
 mincore) and then cold: every file is fsync'd and dropped with POSIX_FADV_DONTNEED, the eviction is verified
-page by page with mincore, and only then is the image measured. Directory entries and inodes stay cached (dropping those needs
-``/proc/sys/vm/drop_caches``, which is machine-wide); file contents are what is read cold.
+page by page with mincore, and only then is the image measured. Directory entries and inodes stay cached
+(dropping those needs ``/proc/sys/vm/drop_caches``, which is machine-wide); file contents are what is read cold.
 """
 
 from __future__ import annotations
