@@ -128,6 +128,47 @@ def _transport(args: argparse.Namespace) -> int:
     return 0
 
 
+def _control_cycle(args: argparse.Namespace) -> int:
+    from pqlab.studies import control_cycle
+
+    result = control_cycle.run(*_settings_and_paths(args), progress=not args.quiet)
+    print(result.tables["fig6_scan_summary"].to_string(index=False))
+    print(result.tables["control_cycle_scan_cost"].to_string(index=False))
+    scheduling = result.metrics["scheduling"]
+    print(f"{result.metrics['host']}; CPU {scheduling['cpu']}, policy {', '.join(scheduling['policies'])}"
+          + (f" (SCHED_FIFO refused: {', '.join(scheduling['fifo_errors'])})" if scheduling["fifo_errors"] else ""))
+    _print_written(result)
+    return 0
+
+
+def _image_tree(args: argparse.Namespace) -> int:
+    from pqlab.studies import image_tree
+
+    result = image_tree.run(*_settings_and_paths(args), progress=not args.quiet)
+    m = result.metrics
+    print(f"{m['files']} files, {m['total_bytes']} octets (median file {m['median_file_bytes']:.0f}, "
+          f"largest {m['max_file_bytes']}), {m['distribution']['directories']} directories")
+    _print_written(result)
+    return 0
+
+
+def _full_image(args: argparse.Namespace) -> int:
+    from pqlab.studies import full_image
+
+    settings, paths = _settings_and_paths(args)
+    if args.image_dir:
+        section = settings.full_image.model_copy(update={"image_dir": str(Path(args.image_dir).resolve()),
+                                                         "scratch_tree": None})
+        settings = settings.model_copy(update={"full_image": section})
+    result = full_image.run(settings, paths, progress=not args.quiet)
+    print(result.tables["table5_image"].to_string(index=False))
+    eviction = result.metrics["eviction"]
+    print(f"eviction verified by mincore: {eviction['resident_before_pages']} pages resident before, "
+          f"{eviction['resident_after_pages']} after ({eviction['files_still_resident']} files still resident)")
+    _print_written(result)
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from pqlab.paths import ProjectPaths
     from pqlab.studies import report
@@ -201,6 +242,21 @@ def build_parser() -> argparse.ArgumentParser:
     _study_arguments(rec)
     rec.add_argument("--quiet", action="store_true", help="no progress bar")
     rec.set_defaults(func=_recovery)
+    cycle = sub.add_parser("control-cycle", help="run the AMORT-V1 control-cycle harness (Fig. 6) on this host")
+    _study_arguments(cycle)
+    cycle.add_argument("--quiet", action="store_true", help="no progress bar")
+    cycle.set_defaults(func=_control_cycle)
+
+    tree = sub.add_parser("image-tree", help="generate data/raw/image_tree/ with the paper's image shape (§V-I)")
+    _study_arguments(tree)
+    tree.add_argument("--quiet", action="store_true", help="no progress bar")
+    tree.set_defaults(func=_image_tree)
+
+    full = sub.add_parser("full-image", help="measure a software image warm and cold (AMORT-V1 Table V)")
+    _study_arguments(full)
+    full.add_argument("--image-dir", help="measure this directory instead of full_image.image_dir")
+    full.add_argument("--quiet", action="store_true", help="no progress bar")
+    full.set_defaults(func=_full_image)
 
     rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
     rep.add_argument("--root", default=".", help="project folder")
