@@ -85,7 +85,7 @@ def test_full_image_measures_the_generated_tree_warm_and_cold(project):
     mine = [q.metric.startswith("full_image_metrics.json:") for q in reference.quantities]
     assert sum(mine) == 8 and rows[mine]["here"].notna().all()
     ratio_rows = rows[mine & rows["quantity"].str.contains("vs ML-DSA-65").to_numpy()]
-    assert ratio_rows["note"].str.contains("library differs: paper liboqs, here openssl").all()
+    assert ratio_rows["why"].str.contains("library differs: paper liboqs, here openssl").all()
 
 
 def test_a_named_directory_is_measured_instead(project, tmp_path):
