@@ -44,6 +44,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_thread.py
 	$(BIN)/python benchmarks/bench_attack_matrix.py
 	$(BIN)/python benchmarks/bench_design_space.py
+	$(BIN)/python benchmarks/bench_amort_fastpath.py
 
 # The AMORT-V1 C fast path under AddressSanitizer + UndefinedBehaviorSanitizer: an instrumented build of the
 # extension (build/sanitize/), loaded into the venv's Python with the sanitizer runtimes preloaded, runs the

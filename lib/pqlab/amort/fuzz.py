@@ -130,7 +130,7 @@ def run(batches: int, seed: int = 1, *, state_every: int = 64, max_mismatches: i
             framed = frame([r for r in (_junk(rng, seen) for _ in range(rng.randint(1, 8))) if isinstance(r, bytes)])
             batch = framed[:rng.randrange(len(framed) + 1)]
         else:
-            items = honest_batch(rng.choice((0, 1, 2, 3, 4, 8, 16)))
+            items = honest_batch(rng.choice((0, 1, 2, 3, 4, 6, 12)))
             batch = frame(items) if rng.random() < 0.3 and all(isinstance(i, bytes) for i in items) else items
         outcome = both("ingest", lambda c, b=batch: (lambda v: (v.codes, v.fields))(c.ingest(b)))
         result.batches += 1
