@@ -18,6 +18,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pqlab import machine
@@ -58,7 +59,8 @@ def interior_hashes(devices: int) -> float:
     return (n - 1 + subtree) / n  # appending n leaves to an empty tree and folding its root: n - 1 nodes
 
 
-def time_path(path: str, regs: list, streams: list[list[bytes]], trials: int, primitives=None) -> dict:
+def time_path(path: str, regs: list, streams: list[list[bytes]], trials: int,
+              primitives: Callable[[], dict] | None = None) -> dict:
     """Per-report cost of ``trials`` checkpoints (the first is a warm-up). With ``primitives`` (a callable),
     the C primitives are timed right before each trial, so each trial has its own primitive sum."""
     ctl = open_controller(path)
