@@ -188,6 +188,38 @@ def _recovery(args: argparse.Namespace) -> int:
     return 0 if result.metrics["crash"]["all_fail_secure_or_resume"] else 1
 
 
+def _amort_vectors(args: argparse.Namespace) -> int:
+    from pqlab.amort import vectors
+    from pqlab.io import ensure_writable_dir, write_text
+
+    seed = vectors.DEFAULT_SEED if args.seed is None else args.seed
+    texts = vectors.files(seed)
+    folder = ensure_writable_dir(args.out, "--out")
+    for old in folder.iterdir():  # vectors no longer generated
+        if vectors.FILE.match(old.name) and old.name not in texts:
+            old.unlink()
+    written = [write_text(folder / name, text) for name, text in texts.items()]
+    for path in written:
+        path.chmod(0o644)
+    print(f"wrote {len(written) - 1} AMORT-V1 differential vectors and {written[-1].name} to {args.out} "
+          f"(seed {seed}, from the reference model)")
+    return 0
+
+
+def _amort_fuzz(args: argparse.Namespace) -> int:
+    from pqlab.amort import fuzz
+    from pqlab.io import write_json
+
+    result = fuzz.run(args.batches, args.seed)
+    print(f"fuzz: {result.batches} batches, {result.reports} reports ({result.accepted} accepted), "
+          f"{result.checkpoints} checkpoints in {result.seconds:.1f} s; {len(result.mismatches)} mismatches")
+    for line in result.mismatches:
+        print("  " + line)
+    if args.json:
+        write_json(args.json, dict(result.__dict__))
+    return 0 if not result.mismatches else 1
+
+
 def _study_arguments(parser: argparse.ArgumentParser, out_dir: bool = True) -> None:
     """The options every study command shares: which params file, which profile, where to write."""
     parser.add_argument("--params", default="params/params.yaml")
@@ -257,6 +289,19 @@ def build_parser() -> argparse.ArgumentParser:
     full.add_argument("--image-dir", help="measure this directory instead of full_image.image_dir")
     full.add_argument("--quiet", action="store_true", help="no progress bar")
     full.set_defaults(func=_full_image)
+
+    vec = sub.add_parser("amort-vectors", help="write the 149 AMORT-V1 differential vectors from the reference "
+                         "model (native vs reference fast path, §V-A)")
+    vec.add_argument("--out", default="tests/vectors/amort_differential", help="folder for the JSON files")
+    vec.add_argument("--seed", type=int, default=None, help="key and choice seed (default: the committed one)")
+    vec.set_defaults(func=_amort_vectors)
+
+    fz = sub.add_parser("amort-fuzz", help="random and mutated report batches through the native and reference "
+                        "fast paths; exit 1 on any differing verdict or state (make sanitize runs it)")
+    fz.add_argument("--batches", type=int, default=100_000)
+    fz.add_argument("--seed", type=int, default=1)
+    fz.add_argument("--json", help="also write the result here")
+    fz.set_defaults(func=_amort_fuzz)
 
     rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
     rep.add_argument("--root", default=".", help="project folder")
