@@ -12,9 +12,13 @@ PIP    := $(BIN)/python -m pip --quiet
 # Some machines' pip.conf lists local index folders that do not exist; drop that noise only.
 QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup repro test bench lab lint lock clean-venv sanitize
+.PHONY: setup tpm repro test bench lab lint lock clean-venv sanitize
 
-setup: $(STAMP)
+setup: $(STAMP) tpm
+
+# Debian's swtpm/tpm2-tools/libtss2-dev (as root, only if missing) and tpm2-pytss in the venv; prints why if not.
+tpm: $(STAMP)
+	@bash scripts/setup-tpm.sh $(BIN)/python
 
 $(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*.c lib/pqlab/*/*.h lib/pqlab/*/*/*.c lib/pqlab/*/*/*.h)
 	@$(PYTHON) -c 'import sys; sys.exit("pqlab needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -41,6 +45,8 @@ bench: setup
 	$(BIN)/python benchmarks/bench_thread.py
 	$(BIN)/python benchmarks/bench_attack_matrix.py
 	$(BIN)/python benchmarks/bench_design_space.py
+	$(BIN)/python benchmarks/bench_recovery.py
+	$(BIN)/python benchmarks/bench_amort_fastpath.py
 
 # The AMORT-V1 C fast path under AddressSanitizer + UndefinedBehaviorSanitizer: an instrumented build of the
 # extension (build/sanitize/), loaded into the venv's Python with the sanitizer runtimes preloaded, runs the
@@ -67,7 +73,7 @@ sanitize: setup
 	  assert ok and "$(SAN_DIR)" in what, what; print("sanitized build:", what)'
 	$(SAN_RUN) $(BIN)/python -m pytest -q -p no:cacheprovider tests/amort/test_fastpath_vectors.py \
 	  tests/amort/test_fastpath.py tests/amort/test_fastpath_fuzz.py 2>>$(SAN_LOG) || $(SAN_FAIL)
-	$(SAN_RUN) $(BIN)/python -m pqlab.amort.fuzz --batches 100000 --json $(SAN_DIR)/fuzz.json 2>>$(SAN_LOG) \
+	$(SAN_RUN) $(BIN)/python -m pqlab.cli amort-fuzz --batches 100000 --json $(SAN_DIR)/fuzz.json 2>>$(SAN_LOG) \
 	  || $(SAN_FAIL)
 	@if grep -q -e "amort_core\.c" -e "_amort_native\.c" -e "runtime error" -e "ERROR: AddressSanitizer" $(SAN_LOG); then \
 	  grep -B2 -A12 -e "amort_core\.c" -e "_amort_native\.c" -e "runtime error" $(SAN_LOG) | head -60; \

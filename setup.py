@@ -1,4 +1,5 @@
-"""Build the native extensions (Thread simulator core, AMORT-V1 fast path); everything else is in pyproject.toml."""
+"""Build the native extensions (Thread simulator core, AMORT-V1 fast path, control-cycle harness); the rest is in
+pyproject.toml."""
 
 import os
 import shlex
@@ -7,6 +8,7 @@ import subprocess
 from setuptools import Extension, setup
 
 AMORT = "lib/pqlab/amort/native"
+CYCLE = "lib/pqlab/bench/cycle"
 
 
 def libcrypto_flags() -> tuple[list[str], list[str]]:
@@ -37,6 +39,17 @@ setup(
             "pqlab.amort.native._amort_native",
             sources=[f"{AMORT}/_amort_native.c", f"{AMORT}/amort_core.c"],
             depends=[f"{AMORT}/amort_core.h"],
+            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", *CRYPTO_CFLAGS],
+            extra_link_args=CRYPTO_LIBS,
+        ),
+        Extension(
+            # the control-cycle loop calls the native device path (amort_core.c) directly, compiled in
+            "pqlab.bench._cycle",
+            sources=[f"{CYCLE}/cycle_module.c", f"{CYCLE}/cycle_core.c", f"{CYCLE}/cycle_evidence.c",
+                     f"{AMORT}/amort_core.c"],
+            depends=[f"{CYCLE}/cycle_core.h", f"{CYCLE}/cycle_evidence.h", f"{AMORT}/amort_core.h"],
+            include_dirs=[CYCLE, AMORT],
+            define_macros=[("_GNU_SOURCE", None)],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", *CRYPTO_CFLAGS],
             extra_link_args=CRYPTO_LIBS,
         ),

@@ -1,7 +1,7 @@
 """Differential fuzzing of the fast path: seeded random and mutated report batches through both paths, compared.
 
-``make sanitize`` runs it against an AddressSanitizer + UBSan build of the native extension (``python -m
-pqlab.amort.fuzz --batches 100000``); the test suite runs a short run. Each batch mixes honest reports
+``make sanitize`` runs it against an AddressSanitizer + UBSan build of the native extension (``pqlab
+amort-fuzz --batches 100000``); the test suite runs a short run. Each batch mixes honest reports
 (built by a native and a reference device in lock step, which must agree), mutated copies
 (:mod:`pqlab.amort.mutations`), replays, random octets and non-octet items, as a list or one framed
 buffer, sometimes over the batch limit. Between batches the controllers checkpoint, change epochs, revoke
@@ -11,9 +11,7 @@ and enrol devices. Every verdict, every body and signed checkpoint, and the full
 
 from __future__ import annotations
 
-import argparse
 import random
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,7 +128,7 @@ def run(batches: int, seed: int = 1, *, state_every: int = 64, max_mismatches: i
             framed = frame([r for r in (_junk(rng, seen) for _ in range(rng.randint(1, 8))) if isinstance(r, bytes)])
             batch = framed[:rng.randrange(len(framed) + 1)]
         else:
-            items = honest_batch(rng.choice((0, 1, 2, 3, 4, 8, 16)))
+            items = honest_batch(rng.choice((0, 1, 2, 3, 4, 6, 12)))
             batch = frame(items) if rng.random() < 0.3 and all(isinstance(i, bytes) for i in items) else items
         outcome = both("ingest", lambda c, b=batch: (lambda v: (v.codes, v.fields))(c.ingest(b)))
         result.batches += 1
@@ -163,26 +161,3 @@ def run(batches: int, seed: int = 1, *, state_every: int = 64, max_mismatches: i
     both("state", lambda c: c.state())
     result.seconds = time.perf_counter() - start
     return result
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=100_000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", help="also write the result here")
-    args = parser.parse_args(argv)
-    result = run(args.batches, args.seed)
-    summary = dict(result.__dict__)
-    print(f"fuzz: {result.batches} batches, {result.reports} reports ({result.accepted} accepted), "
-          f"{result.checkpoints} checkpoints in {result.seconds:.1f} s; {len(result.mismatches)} mismatches")
-    for line in result.mismatches:
-        print("  " + line)
-    if args.json:
-        from pqlab.io import write_json
-
-        write_json(args.json, summary)
-    return 0 if not result.mismatches else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -14,13 +14,11 @@ from __future__ import annotations
 import json
 import random
 import re
-from pathlib import Path
 from typing import Any
 
 from pqlab.amort import kdf
 from pqlab.amort.differential import FORMAT, execute
 from pqlab.amort.fastpath import NO_EXPIRY, ReportDevice, open_device
-from pqlab.io import ensure_writable_dir, write_text
 
 COUNT = 149
 DEFAULT_SEED = 20261202
@@ -201,16 +199,9 @@ def manifest(vectors: list[dict[str, Any]], seed: int) -> dict[str, Any]:
             "categories": dict(sorted(categories.items())), "files": [file_name(v) for v in vectors]}
 
 
-def write(out: str | Path, seed: int = DEFAULT_SEED) -> list[Path]:
-    """Write every vector and ``manifest.json`` to ``out``; stale vector files there are removed."""
-    folder = ensure_writable_dir(out, "--out")
+def files(seed: int = DEFAULT_SEED) -> dict[str, str]:
+    """Every vector file and ``manifest.json`` (last), as file name -> text; ``pqlab amort-vectors`` writes them."""
     vectors = generate(seed)
-    names = {file_name(v) for v in vectors}
-    for old in folder.iterdir():
-        if FILE.match(old.name) and old.name not in names:
-            old.unlink()
-    written = [write_text(folder / file_name(v), dumps(v)) for v in vectors]
-    written.append(write_text(folder / MANIFEST, dumps(manifest(vectors, seed))))
-    for path in written:
-        path.chmod(0o644)
-    return written
+    out = {file_name(v): dumps(v) for v in vectors}
+    out[MANIFEST] = dumps(manifest(vectors, seed))
+    return out

@@ -203,6 +203,8 @@ def _omission_metrics(frame: pd.DataFrame) -> dict[str, Any]:
             "by_k": per_k, "trials": len(by_strategy), "exposed": int(by_strategy["exposed"].sum()),
             "all_exposed": bool(by_strategy["exposed"].all()),
             "all_by_next_checkpoint": bool((by_strategy["checkpoints_until_exposed"] == 1).all()),
+            "exposed_by_next_checkpoint_pct": round(
+                100 * float((by_strategy["checkpoints_until_exposed"] == 1).mean()), 3),
             "max_delay_over_k": round(float(ratio), 4) if pd.notna(ratio) else None,
             "checks": {name: int(n) for name, n in by_strategy["check"].value_counts().items()},
         }
@@ -212,6 +214,7 @@ def _omission_metrics(frame: pd.DataFrame) -> dict[str, Any]:
 def _equivocation_metrics(frame: pd.DataFrame, k: int) -> dict[str, Any]:
     return {
         "k": k, "trials": len(frame), "exposed": int(frame["exposed"].sum()),
+        "exposed_pct": round(100 * float(frame["exposed"].mean()), 3),
         "exposed_by_gossip": int(frame["exposed_by_gossip"].sum()),
         "views_valid_alone": int((frame["view_a_valid_alone"] & frame["view_b_valid_alone"]).sum()),
         "variants": {name: int(n) for name, n in frame["variant"].value_counts().items()},
@@ -416,6 +419,9 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
     return {
         "profile": settings.profile, "cpu_model": machine.cpu_model(), "controller_path": controller,
         "inputs": provenance, "intervals": list(cfg.intervals), "k_first": first, "k_last": last,
+        "samples": {"sweep_trials": cfg.trials, "omission_trials": cfg.omission_trials,
+                    "equivocation_trials": cfg.equivocation_trials, "min_reports": cfg.min_reports,
+                    "min_checkpoints": cfg.min_checkpoints},
         "floor_us": round(next(iter(inputs.values())).floor, 4),
         "model": model, "measured": measured,
         "omission": _omission_metrics(omission),
