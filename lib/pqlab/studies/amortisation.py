@@ -323,7 +323,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     curve = curve_csv(compared)
     load = {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in load_end]}
     headline = metrics(settings, inputs, compared, per_trial, omission, equivocation, sensitivity, provenance,
-                       controller, model_inputs(cost_stats, cfg, "mean")) | {"load_average": load,
+                       controller, model_inputs(cost_stats, cfg, "mean"), raw) | {"load_average": load,
                                                                              "storage_skipped": skipped}
     backends = {b: crypto.backend_status(b).version or "unknown"
                 for b in sorted(set(raw["backend"]) | set(sensitivity["backend"]))}
@@ -372,8 +372,8 @@ def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
 def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: pd.DataFrame,
             per_trial: pd.DataFrame, omission: pd.DataFrame, equivocation: pd.DataFrame,
             sensitivity: pd.DataFrame, provenance: dict, controller: dict,
-            mean_inputs: dict[str, eq1.CostInputs] | None = None) -> dict[str, Any]:
-    """Headline numbers for ``dvc metrics show`` and REPORT.md."""
+            mean_inputs: dict[str, eq1.CostInputs] | None = None, raw: pd.DataFrame | None = None) -> dict[str, Any]:
+    """Headline numbers for ``dvc metrics show`` and REPORT.md (``raw``: the sweep's per-checkpoint rows)."""
     cfg = settings.amortisation
     first, last = cfg.intervals[0], cfg.intervals[-1]
     model, measured = {}, {}
@@ -411,6 +411,13 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
             )), 3) if mean_inputs else None,
             "fit_a_plus_b_over_k": _fit(points.reset_index()),
         }
+        if raw is not None:
+            mine = raw[raw["scheme"] == scheme]
+            # like with like: the median checkpoint interval's cost per report (Eq. 1 takes medians too)
+            typical = (mine["total_ns"] / mine["reports"] / 1000.0).groupby(mine["k"]).median()
+            measured[scheme]["median_relative_error_pct_checkpoint_medians"] = round(100 * float(np.median(
+                eq1.relative_errors(typical.to_numpy(), eq1.model_curve(values, typical.index.to_numpy())))), 3)
+            measured[scheme]["checkpoint_octets"] = int(mine["checkpoint_octets"].median())
     log_schemes = [s for s, b in cfg.baselines.items() if b.durable_log and b.signer == "ML-DSA-65"] \
         or list(cfg.baselines)
     focus = log_schemes[0]
