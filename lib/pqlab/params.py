@@ -219,6 +219,15 @@ class AttackMatrixParams(_Strict):
     repeats: int = Field(default=1, ge=1, le=100)  # independent runs, each with its own seed and fresh keys
 
 
+class AmortParams(_Strict):
+    """AMORT-V1 implementation switch: which controller path runs the per-report work (pqlab.amort.fastpath).
+
+    ``native`` (C + libcrypto) falls back to ``reference`` only through ``resolve_controller_path``, which
+    returns the path actually used and the reason; studies record both."""
+
+    controller_path: Literal["reference", "native"] = "native"
+
+
 class StudyParams(_Strict):
     """The parameters one run sees: each stage section with the selected profile's values merged in."""
 
@@ -232,6 +241,7 @@ class StudyParams(_Strict):
     case_sizes: CaseSizesParams = Field(default_factory=CaseSizesParams)
     design_space: DesignSpaceParams = Field(default_factory=DesignSpaceParams)
     thread: ThreadParams = Field(default_factory=ThreadParams)
+    amort: AmortParams = Field(default_factory=AmortParams)
 
 
 # Sections whose values may differ by profile (sample sizes); each holds its own ``profiles:`` block.

@@ -46,6 +46,16 @@ class _Epoch:
     sub_lo: int = 1
 
 
+def encode_report(dev_id: bytes, epoch: int, seq: int, timestamp: int, digest: bytes, policy_id: int, flags: int,
+                  k_evid: bytes, tag_len: int, chain: DisclosureChain | None) -> bytes:
+    """One encoded report: the canonical record, its evidence tag under K_evid and, when ``chain`` is given,
+    its disclosure tag under K_seq (CHAIN_FAIL beyond the chain). Field errors name the record field."""
+    record = Record(dev_id, epoch, seq, timestamp, digest, policy_id, flags)
+    octets = record.encode()
+    dtag = kdf.mac(chain.key(seq), octets, tag_len) if chain is not None else b""
+    return Report(record, kdf.mac(k_evid, octets, tag_len), dtag).encode()
+
+
 class Device:
     """One device: its certified ML-KEM key, its own entropy for the disclosure seed, and per-epoch state.
 
@@ -117,10 +127,8 @@ class Device:
         """The next report: canonical record, evidence tag under K_evid, disclosure tag under K_seq."""
         ep = self._active()
         seq = ep.seq + 1
-        record = Record(self.dev_id, ep.epoch, seq, timestamp, digest, ep.policy_id, flags)
-        octets = record.encode()
-        dtag = kdf.mac(ep.chain.key(seq), octets, ep.tag_len) if disclosure_tag else b""
-        data = Report(record, kdf.mac(ep.k_evid, octets, ep.tag_len), dtag).encode()
+        data = encode_report(self.dev_id, ep.epoch, seq, timestamp, digest, ep.policy_id, flags, ep.k_evid,
+                             ep.tag_len, ep.chain if disclosure_tag else None)
         ep.seq = seq
         ep.reports[seq] = data
         return data
