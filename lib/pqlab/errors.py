@@ -41,3 +41,9 @@ class OutputError(PqlabError):
     """An output location cannot be written."""
 
     code = "OUTPUT_UNWRITABLE"
+
+
+class MeasurementError(PqlabError):
+    """A measurement subprocess failed or returned something unusable."""
+
+    code = "MEASUREMENT_FAILED"
