@@ -16,7 +16,7 @@ QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || tru
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml requirements/lock.txt setup.py lib/pqlab/thread/_core.c
+$(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*.c lib/pqlab/*/*.h lib/pqlab/*/*/*.c lib/pqlab/*/*/*.h)
 	@$(PYTHON) -c 'import sys; sys.exit("pqlab needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip 2>&1 | $(QUIET_PIP)

@@ -184,15 +184,36 @@ def test_incremental_tree_agrees_with_root_and_the_rfc_recursion():
 def test_every_generated_proof_verifies(leaves, data):
     size = len(leaves)
     index = data.draw(st.integers(0, size - 1))
-    old = data.draw(st.integers(0, size))
+    old = data.draw(st.integers(1, size))
     head = root(leaves)
     verify_inclusion(leaves[index], index, size, inclusion_proof(leaves, index), head)
     verify_consistency(old, size, root(leaves[:old]), head, consistency_proof(leaves, old))
 
 
-def test_verify_rejects_bad_argument_types_with_proof_fail():
-    assert _codes(lambda: verify_inclusion(b"", -1, 1, [], root([b""]))) == "PROOF_FAIL"
+def test_caller_misuse_is_value_or_type_error_and_bad_proofs_are_proof_fail():
+    with pytest.raises(ValueError):
+        verify_inclusion(b"", -1, 1, [], root([b""]))
+    with pytest.raises(TypeError):
+        verify_inclusion(None, 0, 1, [], root([b""]))
+    with pytest.raises(TypeError):
+        verify_consistency(1, 2, None, b"", [])
+    with pytest.raises(TypeError):
+        verify_consistency(None, 2, b"", b"", [])
+    with pytest.raises(ValueError):
+        inclusion_proof([b"a"], 1)
+    with pytest.raises(ValueError):
+        consistency_proof([b"a"], 2)
+    tree = merkle.IncrementalTree()
+    tree.append(b"a")
+    for call in (lambda: tree.inclusion_proof(1), lambda: tree.root(2), lambda: tree.consistency_proof(2)):
+        with pytest.raises(ValueError):
+            call()
     assert _codes(lambda: verify_consistency(1, 2, b"", b"", [None])) == "PROOF_FAIL"
-    assert _codes(lambda: inclusion_proof([b"a"], 1)) == "PROOF_FAIL"
-    assert _codes(lambda: consistency_proof([b"a"], 2)) == "PROOF_FAIL"
     assert merkle.EMPTY_ROOT == hashlib.sha256(b"").digest()
+
+
+def test_a_consistency_proof_from_the_empty_tree_is_rejected_whatever_the_old_root():
+    """RFC 9162 §2.1.4: proofs exist for 0 < m < n; accepting one from size 0 would accept any old root."""
+    leaves = [b"a", b"b", b"c"]
+    for old_root in (merkle.EMPTY_ROOT, b"\x00" * 32, root(leaves)):
+        assert _codes(lambda r=old_root: verify_consistency(0, 3, r, root(leaves), [])) == "PROOF_FAIL"

@@ -8,6 +8,7 @@ import threading
 import numpy as np
 import pytest
 
+from pqlab.errors import SimulationError
 from pqlab.params import ThreadParams, ThreadSwitches
 from pqlab.thread import _core, core
 from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
@@ -90,5 +91,6 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="count == 1"):
         _core.run_batch(*core._plan_args(plan), 0, 2, True)
     plan.n_units[0] = 0
-    with pytest.raises(ValueError, match="n_units"):
+    with pytest.raises(SimulationError, match="refers to a unit") as caught:
         core.run(plan, 0, 1)
+    assert caught.value.code == "SIM_ERR_PLAN_REFERENCE"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pqlab.errors import SimulationError
 from pqlab.framing import frame_psdus
 from pqlab.params import FramingParams, ThreadParams, ThreadSwitches
 from pqlab.thread import core
@@ -44,7 +46,10 @@ def test_c_core_rejects_malformed_plans(field, index, value):
         target[index % 4] = value
     try:
         out = core.run(plan, 0, 2)
-    except (ValueError, OverflowError):
+    except SimulationError as exc:
+        assert exc.code in core.ERROR_NAMES[1:]
+        return
+    except (ValueError, OverflowError):  # a value that does not fit the C int the binding converts to
         return
     assert out.shape == (2, 8)
 
@@ -65,3 +70,39 @@ def test_wrong_model_vector_length_is_rejected():
 
     with pytest.raises(ValueError, match="wrong length"):
         _core.run_batch([1, 2], [0.5], [1], [30], [0] * 4, [0] * 4, [1] * 4, [0] * 4, [0] * 4, [0] * 4, 0, 1, 0, 1)
+
+
+@pytest.mark.parametrize(("where", "value", "code"), [
+    ("floats", float("nan"), "SIM_ERR_MODEL_NOT_FINITE"),
+    ("floats", -0.5, "SIM_ERR_MODEL_NOT_FINITE"),
+    ("floats", float("inf"), "SIM_ERR_MODEL_NOT_FINITE"),
+    ("ints", -1, "SIM_ERR_MODEL_RANGE"),
+])
+def test_c_core_validates_every_model_value(where, value, code):
+    plan = copy.deepcopy(BASE)
+    vector = plan.floats if where == "floats" else plan.ints
+    name = "p_good" if where == "floats" else "turnaround_us"
+    vector[name] = value
+    with pytest.raises(SimulationError) as caught:
+        core.run(plan, 0, 1)
+    assert caught.value.code == code
+
+
+def test_probabilities_above_one_are_refused():
+    plan = copy.deepcopy(BASE)
+    plan.floats["p_bad"] = 1.5
+    with pytest.raises(SimulationError, match="probability"):
+        core.run(plan, 0, 1)
+
+
+def test_run_indices_beyond_2_63_are_refused_not_wrapped():
+    with pytest.raises(SimulationError) as caught:
+        core.run(BASE, 2**63 - 1, 2)
+    assert caught.value.code == "SIM_ERR_RUN_RANGE"
+    assert core.run(BASE, 2**63 - 2, 1).shape == (1, 8)
+
+
+def test_error_names_come_from_the_c_header():
+    header = (Path(core.__file__).parent / "sim_core.h").read_text()
+    assert core.ERROR_NAMES[0] == "SIM_OK"
+    assert all(name in header for name in core.ERROR_NAMES)

@@ -1,4 +1,20 @@
-"""Typed exceptions shared by the whole package, each carrying a stable error code."""
+"""Typed exceptions shared by the whole package, each carrying a stable error code.
+
+The error convention of pqlab:
+
+* **Protocol rejections carry protocol codes.** A message the protocol refuses raises the protocol's own
+  exception with its code: :class:`pqlab.amort.errors.AmortError` (one of AMORT-V1's codes, e.g. MAC_FAIL,
+  TRUNCATED at a byte offset) and :class:`pqlab.case.tlv.TLVError` (Matter TLV decoding, naming the offset).
+  Decoders reject; they never crash with anything else.
+* **Caller misuse is ValueError / TypeError.** A programming error — a negative run index, an impossible
+  Merkle index, bytes where an int belongs — raises the built-in exception, as the standard library does.
+* **Environment and input problems are PqlabError subclasses** with a ``code``: parameters (ParamsError),
+  unknown algorithms or backends, unwritable outputs, corrupt inputs. The CLI prints them as one line
+  ``pqlab: error [CODE]: field: message`` and exits non-zero.
+* **Simulator failures are SimulationError**, whose code is the name of a ``sim_status`` value returned by the
+  Thread simulator's C core (``lib/pqlab/thread/sim_core.h``, with a strerror-like table mapped by the binding).
+* Control flow never depends on catching KeyError.
+"""
 
 from __future__ import annotations
 
@@ -41,6 +57,16 @@ class OutputError(PqlabError):
     """An output location cannot be written."""
 
     code = "OUTPUT_UNWRITABLE"
+
+
+class SimulationError(PqlabError):
+    """The Thread simulator's C core refused a plan or failed: ``code`` is its sim_status name (sim_core.h)."""
+
+    code = "SIMULATION_ERROR"
+
+    def __init__(self, status: str, message: str) -> None:
+        self.code = status
+        super().__init__(message, field="thread simulator")
 
 
 class MeasurementError(PqlabError):

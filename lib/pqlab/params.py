@@ -75,7 +75,8 @@ class CaseSizesParams(_Strict):
     """PQ-CASE §IV-A/§V: the byte-exact size model (Table I payload columns, Fig. 1, resumption)."""
 
     configurations: tuple[str, ...] = Field(default=TABLE1_NAMES, min_length=1)
-    resumption_key_exchanges: tuple[str, ...] = Field(default=("P-256", "ML-KEM-768"), min_length=1)
+    resumption_key_exchanges: tuple[str, ...] = Field(
+        default=("P-256", "ML-KEM-512", "ML-KEM-768", "P-256+ML-KEM-512", "P-256+ML-KEM-768"), min_length=1)
     real_material: tuple[str, ...] = ()  # configurations rebuilt with real keys/signatures to confirm the sizes
 
 

@@ -195,6 +195,11 @@ class Controller:
         """The signed EPOCH_OPEN of one epoch (auditors take K0 from it)."""
         return self._devices[dev_id].open_messages[epoch]
 
+    def opened_epochs(self, dev_id: bytes) -> list[int]:
+        """The epochs this controller opened for a device, oldest first (none for an unknown device)."""
+        state = self._devices.get(dev_id)
+        return sorted(state.open_messages) if state is not None else []
+
     # --- §IV-B/C reports -------------------------------------------------------------------------------
     def ingest(self, report_bytes: bytes) -> Report:
         """Decode, authenticate (evidence tag first), sequence-check, evaluate policy, then accumulate."""

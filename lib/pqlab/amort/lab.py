@@ -113,11 +113,9 @@ class Lab:
         """A cold auditor fed the controller's checkpoints (with consistency proofs) and signed EPOCH_OPENs."""
         auditor = ColdAuditor(self.controller_public)
         for device in self.devices.values():
-            for epoch in range(1, device.epoch_number + 1):
-                try:
+            for epoch in self.controller.opened_epochs(device.dev_id):
+                if epoch <= device.epoch_number:
                     auditor.ingest_epoch_open(self.controller.epoch_open(device.dev_id, epoch))
-                except KeyError:
-                    continue
         for data in checkpoints if checkpoints is not None else self.controller.checkpoints:
             self.feed(auditor, data)
         return auditor

@@ -2,7 +2,10 @@
 
 Hashing is RFC 6962 §2.1 (leaf = SHA-256(0x00 ‖ data), node = SHA-256(0x01 ‖ left ‖ right)); proofs are
 generated per §2.1.1 (PATH) and §2.1.2 (SUBPROOF) and verified with the iterative algorithms of
-RFC 9162 §2.1.3.2 and §2.1.4.2. Verification failures raise :class:`AmortError` with ``PROOF_FAIL``.
+RFC 9162 §2.1.3.2 and §2.1.4.2. Errors follow the package convention (``pqlab.errors``): a proof that does
+not verify raises :class:`AmortError` with ``PROOF_FAIL``; asking for something impossible (a leaf outside the
+tree, a negative size) is caller misuse and raises ``ValueError``; a non-integer size or non-bytes data raises
+``TypeError``.
 """
 
 from __future__ import annotations
@@ -78,16 +81,24 @@ def _subproof(m: int, hashes: Sequence[bytes], complete: bool) -> list[bytes]:
 
 
 def _check_size(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise AmortError(Code.PROOF_FAIL, f"must be a non-negative integer, got {value!r}", field=name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
     return value
+
+
+def _check_bytes(value: bytes, name: str) -> bytes:
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{name} must be bytes, not {type(value).__name__}")
+    return bytes(value)
 
 
 def inclusion_proof(leaves: Sequence[bytes], index: int) -> list[bytes]:
     """The audit path (RFC 6962 §2.1.1) for leaf ``index`` in the tree over ``leaves``."""
     _check_size(index, "index")
     if index >= len(leaves):
-        raise AmortError(Code.PROOF_FAIL, f"leaf {index} is outside a tree of {len(leaves)}", field="index")
+        raise ValueError(f"leaf {index} is outside a tree of {len(leaves)}")
     return _path(index, [leaf_hash(leaf) for leaf in leaves])
 
 
@@ -95,7 +106,7 @@ def consistency_proof(leaves: Sequence[bytes], old_size: int) -> list[bytes]:
     """The consistency proof (RFC 6962 §2.1.2) from the first ``old_size`` leaves to all of ``leaves``."""
     _check_size(old_size, "old_size")
     if old_size > len(leaves):
-        raise AmortError(Code.PROOF_FAIL, f"old size {old_size} exceeds new size {len(leaves)}", field="old_size")
+        raise ValueError(f"old size {old_size} exceeds new size {len(leaves)}")
     if old_size == 0 or old_size == len(leaves):
         return []
     return _subproof(old_size, [leaf_hash(leaf) for leaf in leaves], True)
@@ -111,6 +122,7 @@ def _check_proof(proof: Sequence[bytes]) -> list[bytes]:
 
 def root_from_inclusion(leaf_data: bytes, index: int, tree_size: int, proof: Sequence[bytes]) -> bytes:
     """The root implied by an inclusion proof (RFC 9162 §2.1.3.2), or PROOF_FAIL if its shape is wrong."""
+    leaf_data = _check_bytes(leaf_data, "leaf_data")
     _check_size(index, "index")
     _check_size(tree_size, "tree_size")
     items = _check_proof(proof)
@@ -136,13 +148,19 @@ def root_from_inclusion(leaf_data: bytes, index: int, tree_size: int, proof: Seq
 
 def verify_inclusion(leaf_data: bytes, index: int, tree_size: int, proof: Sequence[bytes], root: bytes) -> None:
     """Return None if ``proof`` shows ``leaf_data`` at ``index`` in the tree of ``tree_size`` with head ``root``."""
+    root = _check_bytes(root, "root")
     if root_from_inclusion(leaf_data, index, tree_size, proof) != root:
         raise AmortError(Code.PROOF_FAIL, "inclusion proof does not lead to the tree head", field="root")
 
 
 def verify_consistency(old_size: int, new_size: int, old_root: bytes, new_root: bytes,
                        proof: Sequence[bytes]) -> None:
-    """Return None if ``proof`` shows the tree of ``old_size`` is a prefix of the tree of ``new_size``."""
+    """Return None if ``proof`` shows the tree of ``old_size`` is a prefix of the tree of ``new_size``.
+
+    RFC 9162 §2.1.4 defines consistency proofs for 0 < old_size; a "proof" from the empty tree would accept any
+    old root, so it fails (the caller's first tree head has nothing to be consistent with).
+    """
+    old_root, new_root = _check_bytes(old_root, "old_root"), _check_bytes(new_root, "new_root")
     _check_size(old_size, "old_size")
     _check_size(new_size, "new_size")
     items = _check_proof(proof)
@@ -153,9 +171,8 @@ def verify_consistency(old_size: int, new_size: int, old_root: bytes, new_root: 
             raise AmortError(Code.PROOF_FAIL, "equal sizes need equal roots and an empty proof", field="proof")
         return
     if old_size == 0:
-        if items:
-            raise AmortError(Code.PROOF_FAIL, "a proof from the empty tree must be empty", field="proof")
-        return
+        raise AmortError(Code.PROOF_FAIL, "no consistency proof exists from the empty tree (RFC 9162: 0 < m)",
+                         field="old_size")
     if old_size & (old_size - 1) == 0:
         items = [old_root, *items]
     if not items:
@@ -212,7 +229,7 @@ class IncrementalTree:
         if size is not None and size != len(self._hashes):
             _check_size(size, "size")
             if size > len(self._hashes):
-                raise AmortError(Code.PROOF_FAIL, f"tree has only {len(self._hashes)} leaves", field="size")
+                raise ValueError(f"size {size}: the tree has only {len(self._hashes)} leaves")
             return _mth(self._hashes[:size])
         if not self._stack:
             return EMPTY_ROOT
@@ -230,7 +247,7 @@ class IncrementalTree:
         size = len(self._hashes) if size is None else _check_size(size, "size")
         _check_size(index, "index")
         if size > len(self._hashes) or index >= size:
-            raise AmortError(Code.PROOF_FAIL, f"no leaf {index} in a tree of {size}", field="index")
+            raise ValueError(f"no leaf {index} in a tree of {size} (the tree has {len(self._hashes)} leaves)")
         return _path(index, self._hashes[:size])
 
     def consistency_proof(self, old_size: int, new_size: int | None = None) -> list[bytes]:
@@ -238,7 +255,8 @@ class IncrementalTree:
         new_size = len(self._hashes) if new_size is None else _check_size(new_size, "new_size")
         _check_size(old_size, "old_size")
         if new_size > len(self._hashes) or old_size > new_size:
-            raise AmortError(Code.PROOF_FAIL, f"no consistency from {old_size} to {new_size}", field="old_size")
+            raise ValueError(f"no consistency proof from {old_size} to {new_size} leaves "
+                             f"(the tree has {len(self._hashes)})")
         if old_size == 0 or old_size == new_size:
             return []
         return _subproof(old_size, self._hashes[:new_size], True)

@@ -69,19 +69,16 @@ P256_POINT = 65  # ECDH share: uncompressed point
 
 
 def signature(name: str) -> SignatureAlgorithm:
-    try:
-        return SIGNATURES[name]
-    except KeyError:
+    if name not in SIGNATURES:
         raise UnknownCaseAlgorithmError(f"no sizes for signature {name!r}; known: {sorted(SIGNATURES)}",
-                                        field="algorithm") from None
+                                        field="algorithm")
+    return SIGNATURES[name]
 
 
 def kem(name: str) -> KemAlgorithm:
-    try:
-        return KEMS[name]
-    except KeyError:
-        raise UnknownCaseAlgorithmError(f"no sizes for KEM {name!r}; known: {sorted(KEMS)}",
-                                        field="algorithm") from None
+    if name not in KEMS:
+        raise UnknownCaseAlgorithmError(f"no sizes for KEM {name!r}; known: {sorted(KEMS)}", field="algorithm")
+    return KEMS[name]
 
 
 def key_exchange_parts(name: str) -> tuple[KeyExchangeSizes, ...]:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from pqlab.errors import SimulationError
 from pqlab.thread import _core
 from pqlab.thread.model import FLOAT_FIELDS, INT_FIELDS, Plan
+
+ERROR_NAMES: tuple[str, ...] = _core.error_names()  # sim_status values of sim_core.h, by value
 
 RESULT_FIELDS = ("ok", "time_us", "failed_message", "retransmissions", "spurious", "frames",
                  "device_tx_us", "device_rx_us")
@@ -28,11 +31,18 @@ def trace(plan: Plan, run: int) -> tuple[np.ndarray, np.ndarray]:
     exchange and (1, time, event kind, argument) for each handled event, as reference.simulate_traced."""
     if run < 0:
         raise ValueError("run must be >= 0")
-    raw, events = _core.run_batch(*_plan_args(plan), run, 1, True)
+    raw, events = _call(plan, run, 1, True)
     result = np.frombuffer(raw, dtype=np.int64).reshape(1, len(RESULT_FIELDS)).copy()
-    if (result[:, 0] < 0).any():
-        raise MemoryError("the C core ran out of memory")
     return result[0], np.frombuffer(events, dtype=np.int64).reshape(-1, 4).copy()
+
+
+def _call(plan: Plan, first_run: int, count: int, trace: bool = False):
+    """One call into the C core; its sim_status failures become SimulationError with the same code."""
+    try:
+        return _core.run_batch(*_plan_args(plan), first_run, count, trace)
+    except _core.CoreError as exc:
+        _, name, message = exc.args
+        raise SimulationError(name, message) from None
 
 
 def run(plan: Plan, first_run: int, count: int) -> np.ndarray:
@@ -42,8 +52,5 @@ def run(plan: Plan, first_run: int, count: int) -> np.ndarray:
     """
     if first_run < 0 or count < 0:
         raise ValueError("first_run and count must be >= 0")
-    raw = _core.run_batch(*_plan_args(plan), first_run, count)
-    out = np.frombuffer(raw, dtype=np.int64).reshape(count, len(RESULT_FIELDS)).copy()
-    if count and (out[:, 0] < 0).any():
-        raise MemoryError("the C core ran out of memory")
-    return out
+    raw = _call(plan, first_run, count)
+    return np.frombuffer(raw, dtype=np.int64).reshape(count, len(RESULT_FIELDS)).copy()

@@ -1,0 +1,650 @@
+/* C core of the Thread/MRP handshake simulator: the model of reference.py, draw for draw.
+ *
+ * reference.py is the specification; this file follows it function by function (same names),
+ * with the same xoshiro256** / splitmix64 PRNG, so both give identical results for a plan and
+ * a run index. No Python here: sim_core.h is the interface, _core.c the CPython binding.
+ */
+#include "sim_core.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NEVER ((int64_t)1 << 62)
+enum { DOWN = 0, UP = 1 };
+enum { CONTROLLER = 0, DEVICE = 1 };
+enum { DATA = 0, ACK = 1, BITMAP = 2 };
+enum { WHOLE = 0, SEGMENT = 1, REQUEST = 2 };
+enum { EV_DELIVER = 0, EV_MRP = 1, EV_STANDALONE = 2, EV_HANDOFF = 3, EV_PIGGYBACK = 4 };
+
+
+typedef struct { uint64_t s[4]; } Rng;
+
+static uint64_t splitmix64(uint64_t *x) {
+    *x += 0x9E3779B97F4A7C15ULL;
+    uint64_t z = *x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static void rng_init(Rng *r, uint64_t hash, uint64_t run) {
+    uint64_t x = hash ^ (run * 0x9E3779B97F4A7C15ULL);
+    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
+}
+static uint64_t next_u64(Rng *r) {
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+static double uniform(Rng *r) { return (double)(next_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
+static int64_t below(Rng *r, int64_t n) { return (int64_t)(next_u64(r) % (uint64_t)n); }
+static int64_t exponential_us(Rng *r, double mean) {
+    int64_t v = (int64_t)floor(-mean * log(1.0 - uniform(r)));
+    return v < 1 ? 1 : v;
+}
+
+typedef struct {
+    int hs, kind, seg, direction, mode, n;
+    int units[MAXU];
+    int tx, acked, delivered, timer_gen, first_copy;
+    uint64_t received, confirmed;
+} Message;
+
+typedef struct {
+    int fid, kind, msg, direction, n;
+    int units[MAXU], tags[MAXU];
+    int64_t ready, queued;
+    int piggy, copy;
+    uint64_t bitmap;
+    int pos, hop, frame;
+    int64_t hop_first, last_arrival;
+    int lost, chain, attempts, delivered, piggy_done, done;
+} Flow;
+
+typedef struct { int64_t t; int64_t seq; int kind, a, b; } Event;
+typedef struct { int last_rx, ack_gen; } Node;
+
+typedef struct {
+    const SimPlan *p;
+    const int64_t *m;
+    const double *f;
+    Rng rng;
+    Message *msgs; int n_msgs, cap_msgs;
+    Flow *flows; int n_flows, cap_flows;
+    int *active; int n_active, cap_active;
+    Event *events; int n_events, cap_events;
+    int64_t seq;
+    Node nodes[2];
+    int64_t chan_free;
+    int64_t retrans, spurious, frames, dev_tx, dev_rx;
+    int have_result, oom;
+    int64_t res[8];
+    int bad;
+    int64_t next_switch, poll_phase;
+    int64_t *trace; int n_trace, cap_trace, tracing;   /* quadruples, as reference.Handshake.trace */
+} Sim;
+
+static void *grow(void *ptr, int *cap, int need, size_t size, int *oom) {
+    if (need <= *cap) return ptr;
+    int nc = *cap ? *cap * 2 : 16;
+    while (nc < need) nc *= 2;
+    void *q = realloc(ptr, (size_t)nc * size);
+    if (!q) { *oom = 1; return ptr; }
+    *cap = nc;
+    return q;
+}
+
+/* ---------- channel ---------- */
+static int64_t sojourn(Sim *s) { return exponential_us(&s->rng, s->bad ? s->f[MF_burst_us] : s->f[MF_good_us]); }
+static int lost(Sim *s, int64_t t) {
+    while (t >= s->next_switch) {
+        s->bad = !s->bad;
+        s->next_switch += sojourn(s);
+    }
+    double p = s->bad ? s->f[MF_p_bad] : s->f[MF_p_good];
+    return uniform(&s->rng) < p;
+}
+static int64_t airtime(Sim *s, int64_t psdu) { return (s->m[MI_phy_bytes] + psdu) * s->m[MI_byte_us]; }
+static int64_t csma(Sim *s) {
+    return below(&s->rng, (int64_t)1 << s->m[MI_min_be]) * s->m[MI_unit_us] + s->m[MI_cca_us] + s->m[MI_turnaround_us];
+}
+
+/* ---------- one frame on one link ---------- */
+static int64_t direct_frame(Sim *s, int64_t t, int64_t psdu, int dev_sends, int dev_receives, int *ok_out) {
+    const int64_t *m = s->m;
+    int64_t air = airtime(s, psdu), ack_air = airtime(s, m[MI_ack_psdu]);
+    for (int64_t attempt = 0; attempt < m[MI_max_retries] + 1; attempt++) {
+        if (attempt > 0 && m[MI_retx_delay]) {
+            int64_t e = attempt - 1 < m[MI_retx_max_exp] ? attempt - 1 : m[MI_retx_max_exp];
+            t += below(&s->rng, (int64_t)1 << e) * m[MI_unit_us];
+        }
+        t += csma(s);
+        int data_lost = lost(s, t);
+        s->frames++;
+        int64_t end = t + air;
+        int ok = 0;
+        if (!data_lost) {
+            int64_t ack_start = end + m[MI_turnaround_us];
+            ok = !lost(s, ack_start);
+        }
+        if (dev_sends) {
+            s->dev_tx += air;
+            s->dev_rx += ok ? ack_air : m[MI_ack_wait_us];
+        }
+        if (dev_receives) {
+            s->dev_rx += air;
+            if (!data_lost) s->dev_tx += ack_air;
+        }
+        if (ok) { *ok_out = 1; return end + m[MI_turnaround_us] + ack_air; }
+        t = end + m[MI_ack_wait_us];
+    }
+    *ok_out = 0;
+    return t;
+}
+
+static int64_t indirect_frame(Sim *s, int64_t t, int64_t psdu, int *status, int64_t *retry) {
+    const int64_t *m = s->m;
+    int64_t air = airtime(s, psdu), ack_air = airtime(s, m[MI_ack_psdu]);
+    int polled;
+    t = direct_frame(s, t, m[MI_poll_psdu], 1, 0, &polled);
+    if (!polled) { *status = 1; *retry = t; return t; }
+    t += csma(s);
+    int data_lost = lost(s, t);
+    s->frames++;
+    int64_t end = t + air;
+    int64_t again = end + m[MI_ack_wait_us] > t + m[MI_poll_timeout_us] ? end + m[MI_ack_wait_us] : t + m[MI_poll_timeout_us];
+    if (!data_lost) {
+        int64_t ack_start = end + m[MI_turnaround_us];
+        int ack_lost = lost(s, ack_start);
+        s->dev_rx += air;
+        s->dev_tx += ack_air;
+        if (!ack_lost) { *status = 0; *retry = ack_start + ack_air; return ack_start + ack_air; }
+        *status = 2; *retry = again;
+        return end + m[MI_ack_wait_us];
+    }
+    s->dev_rx += m[MI_poll_timeout_us];
+    *status = 2; *retry = again;
+    return end + m[MI_ack_wait_us];
+}
+
+static int64_t next_poll(Sim *s, int64_t t) {
+    int64_t period = s->m[MI_poll_us], phase = s->poll_phase;
+    if (t <= phase) return phase;
+    return phase + (t - phase + period - 1) / period * period;
+}
+static int is_indirect(Sim *s, const Flow *fl) {
+    return s->m[MI_sleepy] && fl->direction == DOWN && fl->hop == s->m[MI_hops] - 1;
+}
+
+/* ---------- events ---------- */
+static void push(Sim *s, int64_t t, int kind, int a, int b) {
+    s->events = grow(s->events, &s->cap_events, s->n_events + 1, sizeof(Event), &s->oom);
+    if (s->oom) return;
+    Event *e = &s->events[s->n_events++];
+    e->t = t; e->seq = s->seq++; e->kind = kind; e->a = a; e->b = b;
+}
+static int best_event(Sim *s) {
+    int best = -1;
+    for (int i = 0; i < s->n_events; i++) {
+        Event *e = &s->events[i];
+        if (best < 0 || e->t < s->events[best].t || (e->t == s->events[best].t && e->seq < s->events[best].seq))
+            best = i;
+    }
+    return best;
+}
+
+/* ---------- flows ---------- */
+static void arm(Sim *s, Flow *fl) {
+    if (is_indirect(s, fl) && !fl->chain) fl->ready = next_poll(s, fl->ready);
+}
+static int new_flow(Sim *s, int kind, int msg, int direction, const int *units, const int *tags, int n, int64_t t) {
+    s->flows = grow(s->flows, &s->cap_flows, s->n_flows + 1, sizeof(Flow), &s->oom);
+    s->active = grow(s->active, &s->cap_active, s->n_active + 1, sizeof(int), &s->oom);
+    if (s->oom) return 0;
+    int fid = s->n_flows++;
+    Flow *fl = &s->flows[fid];
+    memset(fl, 0, sizeof(Flow));
+    fl->fid = fid; fl->kind = kind; fl->msg = msg; fl->direction = direction; fl->n = n;
+    memcpy(fl->units, units, sizeof(int) * (size_t)n);
+    memcpy(fl->tags, tags, sizeof(int) * (size_t)n);
+    fl->ready = t; fl->queued = t; fl->piggy = -1;
+    s->active[s->n_active++] = fid;
+    arm(s, fl);
+    return fid;
+}
+
+static int64_t backoff(Sim *s, Message *msg);
+static void arm_timer(Sim *s, int mi, int64_t t) {
+    int64_t b = backoff(s, &s->msgs[mi]);
+    push(s, t + b, EV_MRP, mi, s->msgs[mi].timer_gen);
+}
+
+static void left_sender(Sim *s, Flow *fl) {
+    if (fl->hop == 0 && fl->kind == DATA && fl->pos == fl->n - 1 && s->msgs[fl->msg].mode == BLOCK)
+        arm_timer(s, fl->msg, fl->ready);
+}
+static void next_unit(Sim *s, Flow *fl) {
+    fl->pos++;
+    fl->hop = fl->frame = fl->attempts = 0;
+    fl->lost = fl->chain = 0;
+    if (fl->pos == fl->n) fl->done = 1;
+    else arm(s, fl);
+}
+
+static void transmit(Sim *s, int fid) {
+    const int64_t *m = s->m;
+    Flow *fl = &s->flows[fid];
+    int64_t hops = m[MI_hops];
+    int64_t start = s->chan_free > fl->ready ? s->chan_free : fl->ready;
+    int u = fl->units[fl->pos];
+    int nframes = s->p->unit_len[u];
+    int64_t psdu = s->p->psdu[s->p->unit_off[u] + fl->frame];
+    int64_t end;
+    int ok;
+    if (is_indirect(s, fl)) {
+        int status;
+        int64_t retry;
+        end = indirect_frame(s, start, psdu, &status, &retry);
+        s->chan_free = end;
+        if (status == 1) {
+            fl->chain = 0; fl->ready = end + 1; arm(s, fl);
+            return;
+        }
+        if (status == 2) {
+            fl->attempts++;
+            if (fl->attempts < m[MI_indirect_attempts]) {
+                fl->chain = 1;
+                fl->ready = retry;
+                return;
+            }
+            fl->chain = 0;
+            ok = 0;
+        } else {
+            ok = 1;
+        }
+        fl->attempts = 0;
+    } else {
+        int dev_sends = fl->direction == UP && fl->hop == 0;
+        int dev_receives = fl->direction == DOWN && fl->hop == hops - 1;
+        end = direct_frame(s, start, psdu, dev_sends, dev_receives, &ok);
+        s->chan_free = end;
+    }
+    fl->ready = end;
+    if (!ok) {
+        left_sender(s, fl);
+        next_unit(s, fl);
+        return;
+    }
+    int final_hop = fl->hop == hops - 1;
+    if (fl->frame == 0) {
+        fl->hop_first = end;
+    } else if (m[MI_reasm_from_last]) {
+        if (final_hop) {
+            int64_t expiry = fl->last_arrival + m[MI_reasm_us];
+            int64_t tick = (expiry + m[MI_tick_us] - 1) / m[MI_tick_us] * m[MI_tick_us];
+            if (end > tick) fl->lost = 1;
+        }
+    }
+    fl->last_arrival = end;
+    fl->frame++;
+    if (fl->frame < nframes) {
+        fl->chain = is_indirect(s, fl);
+        if (m[MI_gap_us] && !final_hop) fl->ready = end + m[MI_gap_us];
+        arm(s, fl);
+        return;
+    }
+    if (!m[MI_reasm_from_last] && nframes > 1 && end - fl->hop_first > m[MI_reasm_us]) fl->lost = 1;
+    if (fl->lost) {
+        left_sender(s, fl);
+        next_unit(s, fl);
+        return;
+    }
+    left_sender(s, fl);
+    fl->frame = 0;
+    fl->hop++;
+    if (!m[MI_age_priority]) fl->queued = end;
+    fl->chain = 0;
+    if (fl->hop == hops) {
+        push(s, end, EV_DELIVER, fl->fid, fl->pos);
+        next_unit(s, fl);
+        return;
+    }
+    arm(s, fl);
+}
+
+/* ---------- MRP ---------- */
+static int64_t backoff(Sim *s, Message *msg) {
+    const int64_t *m = s->m;
+    const double *f = s->f;
+    int64_t n = msg->tx - 1;
+    int64_t interval, boost;
+    if (msg->direction == UP) { interval = m[MI_ctrl_interval_us]; boost = m[MI_boost_us]; }
+    else { interval = m[MI_dev_interval_us]; boost = 0; }
+    int64_t e = n - 1 > 0 ? n - 1 : 0;
+    if (e > m[MI_exp_cap]) e = m[MI_exp_cap];
+    double u = uniform(&s->rng);
+    return (int64_t)floor((double)interval * f[MF_margin] * pow(f[MF_base], (double)e) * (1.0 + f[MF_jitter] * u)) + boost;
+}
+
+static int64_t loss_free_arrival(Sim *s, int64_t t, const int *units, int n, int direction) {
+    const int64_t *m = s->m;
+    int64_t backoff = (((int64_t)1 << m[MI_min_be]) - 1) * m[MI_unit_us] / 2;
+    int64_t per_frame = backoff + m[MI_cca_us] + 2 * m[MI_turnaround_us] + airtime(s, m[MI_ack_psdu]);
+    int64_t poll = per_frame + airtime(s, m[MI_poll_psdu]);
+    for (int i = 0; i < n; i++) {
+        int u = units[i], nf = s->p->unit_len[u];
+        const int *psdus = s->p->psdu + s->p->unit_off[u];
+        for (int64_t hop = 0; hop < m[MI_hops]; hop++) {
+            int indirect = m[MI_sleepy] && direction == DOWN && hop == m[MI_hops] - 1;
+            for (int k = 0; k < nf; k++) {
+                if (indirect) {
+                    if (k == 0) t = next_poll(s, t);
+                    t += poll;
+                }
+                t += per_frame + airtime(s, psdus[k]);
+                if (m[MI_gap_us] && hop < m[MI_hops] - 1 && k < nf - 1) t += m[MI_gap_us];
+            }
+        }
+    }
+    return t;
+}
+
+static void send_reliable(Sim *s, int mi, int64_t t, const int *units, const int *tags, int n, int count) {
+    Message *msg = &s->msgs[mi];
+    if (count) msg->tx++;
+    Node *node = &s->nodes[msg->direction == DOWN ? CONTROLLER : DEVICE];
+    int fid = new_flow(s, DATA, mi, msg->direction, units, tags, n, t);
+    if (s->oom) return;
+    s->flows[fid].piggy = node->last_rx;
+    s->flows[fid].copy = s->msgs[mi].tx - 1;
+    if (!s->m[MI_ack_on_arrival] && node->last_rx >= 0) {
+        int nfirst = s->msgs[mi].mode == IPV6 ? n : 1;
+        push(s, loss_free_arrival(s, t, units, nfirst, s->msgs[mi].direction), EV_PIGGYBACK, node->last_rx, 0);
+    }
+    node->ack_gen++;
+    msg = &s->msgs[mi];
+    msg->timer_gen++;
+    if (msg->mode != BLOCK) arm_timer(s, mi, t);
+}
+
+static void new_message(Sim *s, int hs, int kind, int seg, int direction, int64_t t) {
+    const SimPlan *p = s->p;
+    s->msgs = grow(s->msgs, &s->cap_msgs, s->n_msgs + 1, sizeof(Message), &s->oom);
+    if (s->oom) return;
+    Message *msg = &s->msgs[s->n_msgs];
+    memset(msg, 0, sizeof(Message));
+    msg->first_copy = -1;
+    msg->hs = hs; msg->kind = kind; msg->seg = seg; msg->direction = direction;
+    if (kind == WHOLE) {
+        msg->mode = p->mode[hs];
+        msg->n = p->n_msg_units[hs];
+        for (int i = 0; i < msg->n; i++) msg->units[i] = p->first_unit[hs] + i;
+    } else if (kind == SEGMENT) {
+        msg->mode = SINGLE; msg->n = 1; msg->units[0] = p->first_unit[hs] + seg;
+    } else {
+        msg->mode = SINGLE; msg->n = 1; msg->units[0] = p->request_unit[hs];
+    }
+    int mi = s->n_msgs++;
+    int tags[MAXU];
+    for (int i = 0; i < msg->n; i++) tags[i] = i;
+    int units[MAXU];
+    memcpy(units, msg->units, sizeof(int) * (size_t)msg->n);
+    send_reliable(s, mi, t, units, tags, msg->n, 1);
+}
+
+static uint64_t all_bits(const Message *msg) { return msg->n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << msg->n) - 1); }
+
+static void resend(Sim *s, int mi, int64_t t, int count) {
+    Message *msg = &s->msgs[mi];
+    int units[MAXU], tags[MAXU], n = 0;
+    for (int i = 0; i < msg->n; i++) {
+        if (msg->mode == BLOCK && ((msg->confirmed >> i) & 1)) continue;
+        tags[n] = i; units[n] = msg->units[i]; n++;
+    }
+    send_reliable(s, mi, t, units, tags, n, count);
+}
+
+static void acknowledge(Sim *s, int mi) {
+    if (mi >= 0) { s->msgs[mi].acked = 1; s->msgs[mi].timer_gen++; }
+}
+
+static void set_result(Sim *s, int ok, int64_t t, int failed) {
+    s->have_result = 1;
+    s->spurious = 0;
+    for (int i = 0; i < s->n_msgs; i++)
+        if (s->msgs[i].first_copy >= 0) s->spurious += s->msgs[i].tx - 1 - s->msgs[i].first_copy;
+    int64_t r[8] = {ok, t, failed, s->retrans, s->spurious, s->frames, s->dev_tx, s->dev_rx};
+    memcpy(s->res, r, sizeof r);
+}
+
+static void start_message(Sim *s, int hs, int64_t t) {
+    int direction = hs % 2 == 0 ? DOWN : UP;
+    new_message(s, hs, s->p->mode[hs] == PULL ? SEGMENT : WHOLE, 0, direction, t);
+}
+
+static void application(Sim *s, int hs, int64_t t) {
+    if (hs == 3) { set_result(s, 1, t, -1); return; }
+    int nxt = hs + 1;
+    int64_t compute = nxt == 1 ? s->m[MI_dev_compute2_us] : nxt == 2 ? s->m[MI_ctrl_compute_us] : s->m[MI_dev_compute3_us];
+    push(s, t + compute, EV_HANDOFF, nxt, 0);
+}
+
+static void completed(Sim *s, int mi, int64_t t) {
+    Message msg = s->msgs[mi];
+    int n = s->p->n_msg_units[msg.hs];
+    if (msg.kind == SEGMENT && msg.seg < n - 1) new_message(s, msg.hs, REQUEST, msg.seg + 1, 1 - msg.direction, t);
+    else if (msg.kind == REQUEST) new_message(s, msg.hs, SEGMENT, msg.seg, 1 - msg.direction, t);
+    else application(s, msg.hs, t);
+}
+
+static void deliver(Sim *s, int fid, int pos, int64_t t) {
+    Flow *fl = &s->flows[fid];
+    fl->delivered++;
+    if (fl->kind == ACK) { acknowledge(s, fl->msg); return; }
+    int mi = fl->msg;
+    Message *msg = &s->msgs[mi];
+    if (fl->kind == BITMAP) {
+        msg->confirmed |= fl->bitmap;
+        if (msg->confirmed == all_bits(msg)) acknowledge(s, mi);
+        else if (!msg->acked) { s->retrans++; resend(s, mi, t, 0); }
+        return;
+    }
+    int whole = fl->delivered == fl->n;
+    if (s->m[MI_ack_on_arrival] && fl->piggy >= 0 && !fl->piggy_done && (msg->mode != IPV6 || whole)) {
+        fl->piggy_done = 1;
+        acknowledge(s, fl->piggy);
+    }
+    int complete;
+    if (msg->mode == BLOCK) {
+        msg->received |= (uint64_t)1 << fl->tags[pos];
+        if (pos == fl->n - 1) {
+            int bu = s->p->bitmap_unit[msg->hs], zero = 0;
+            uint64_t snap = msg->received;
+            int bid = new_flow(s, BITMAP, mi, 1 - msg->direction, &bu, &zero, 1, t);
+            if (s->oom) return;
+            s->flows[bid].bitmap = snap;
+            fl = &s->flows[fid];
+            msg = &s->msgs[mi];
+        }
+        complete = msg->received == all_bits(msg);
+    } else if (msg->mode == IPV6) {
+        complete = whole && !s->p->rejected[msg->hs];
+    } else {
+        complete = 1;
+    }
+    if (!complete) return;
+    if (msg->first_copy < 0 || fl->copy < msg->first_copy) msg->first_copy = fl->copy;
+    int rnode = msg->direction == DOWN ? DEVICE : CONTROLLER;
+    if (msg->delivered) {
+        if (s->m[MI_dup_ack] && msg->mode != BLOCK) {
+            int au = s->p->ack_unit, zero = 0;
+            new_flow(s, ACK, mi, 1 - msg->direction, &au, &zero, 1, t);
+        }
+        return;
+    }
+    msg->delivered = 1;
+    if (msg->mode != BLOCK) {
+        s->nodes[rnode].last_rx = mi;
+        s->nodes[rnode].ack_gen++;
+        push(s, t + s->m[MI_standalone_us], EV_STANDALONE, rnode, s->nodes[rnode].ack_gen);
+    }
+    completed(s, mi, t);
+}
+
+static void handle(Sim *s, Event ev) {
+    int64_t t = ev.t;
+    if (ev.kind == EV_DELIVER) {
+        deliver(s, ev.a, ev.b, t);
+    } else if (ev.kind == EV_MRP) {
+        Message *msg = &s->msgs[ev.a];
+        if (msg->acked || ev.b != msg->timer_gen) return;
+        if (msg->tx >= s->m[MI_mrp_tx]) { set_result(s, 0, t, msg->hs); return; }
+        s->retrans++;
+        resend(s, ev.a, t, 1);
+    } else if (ev.kind == EV_STANDALONE) {
+        Node *node = &s->nodes[ev.a];
+        if (ev.b == node->ack_gen && node->last_rx >= 0) {
+            int direction = ev.a == CONTROLLER ? DOWN : UP;
+            int au = s->p->ack_unit, zero = 0;
+            new_flow(s, ACK, node->last_rx, direction, &au, &zero, 1, t);
+        }
+    } else if (ev.kind == EV_HANDOFF) {
+        start_message(s, ev.a, t);
+    } else {
+        acknowledge(s, ev.a);
+    }
+}
+
+static void record(Sim *s, int64_t a, int64_t b, int64_t c, int64_t d) {
+    if (!s->tracing) return;
+    s->trace = grow(s->trace, &s->cap_trace, 4 * s->n_trace + 4, sizeof(int64_t), &s->oom);
+    if (s->oom) return;
+    int64_t *q = s->trace + 4 * s->n_trace++;
+    q[0] = a; q[1] = b; q[2] = c; q[3] = d;
+}
+
+static sim_status simulate(const SimPlan *p, uint64_t run, int64_t *out, int64_t **trace, int *n_trace) {
+    Sim s;
+    memset(&s, 0, sizeof s);
+    s.tracing = trace != NULL;
+    s.p = p; s.m = p->m; s.f = p->f;
+    s.nodes[0].last_rx = s.nodes[1].last_rx = -1;
+    rng_init(&s.rng, p->seed, run);
+    s.bad = 0;
+    s.next_switch = NEVER;
+    if (s.f[MF_fraction_bad] > 0) {
+        s.bad = uniform(&s.rng) < s.f[MF_fraction_bad];
+        s.next_switch = sojourn(&s);
+    }
+    s.poll_phase = s.m[MI_sleepy] ? below(&s.rng, s.m[MI_poll_us]) : 0;
+    start_message(&s, 0, 0);
+    while (!s.have_result && !s.oom) {
+        int best = -1;
+        int64_t bstart = 0;
+        for (int i = 0; i < s.n_active; i++) {
+            Flow *fl = &s.flows[s.active[i]];
+            if (fl->done) { s.active[i] = s.active[--s.n_active]; i--; continue; }
+            int64_t st = s.chan_free > fl->ready ? s.chan_free : fl->ready;
+            if (best < 0) { best = fl->fid; bstart = st; continue; }
+            Flow *b = &s.flows[best];
+            if (st < bstart || (st == bstart && (fl->queued < b->queued || (fl->queued == b->queued && fl->fid < b->fid)))) {
+                best = fl->fid; bstart = st;
+            }
+        }
+        int ei = best_event(&s);
+        int64_t t_ev = ei >= 0 ? s.events[ei].t : NEVER;
+        int64_t t_fl = best >= 0 ? bstart : NEVER;
+        int64_t first = t_ev < t_fl ? t_ev : t_fl;
+        if (first > s.m[MI_max_time_us]) {
+            int failing = 3;
+            for (int i = 0; i < s.n_msgs; i++) if (!s.msgs[i].delivered) { failing = s.msgs[i].hs; break; }
+            set_result(&s, 0, s.m[MI_max_time_us], failing);
+            break;
+        }
+        if (best >= 0 && t_fl < t_ev) {
+            transmit(&s, best);
+            record(&s, 0, t_fl, best, s.chan_free);
+        } else {
+            Event ev = s.events[ei];
+            s.events[ei] = s.events[--s.n_events];
+            record(&s, 1, ev.t, ev.kind, ev.a);
+            handle(&s, ev);
+        }
+    }
+    if (!s.oom) memcpy(out, s.res, sizeof s.res);
+    free(s.msgs); free(s.flows); free(s.active); free(s.events);
+    if (trace && !s.oom) { *trace = s.trace; *n_trace = s.n_trace; }
+    else free(s.trace);
+    return s.oom ? SIM_ERR_NO_MEMORY : SIM_OK;
+}
+
+/* ---------- interface (sim_core.h) ---------- */
+static const char *const SIM_ERROR_NAMES[SIM_ERR_COUNT] = {
+    "SIM_OK", "SIM_ERR_NO_MEMORY", "SIM_ERR_PLAN_EMPTY", "SIM_ERR_PLAN_UNITS", "SIM_ERR_PLAN_REFERENCE",
+    "SIM_ERR_PLAN_PSDU", "SIM_ERR_MODEL_RANGE", "SIM_ERR_MODEL_NOT_FINITE", "SIM_ERR_RUN_RANGE",
+};
+static const char *const SIM_ERROR_TEXT[SIM_ERR_COUNT] = {
+    "no error",
+    "the simulator ran out of memory",
+    "the plan has no units or no frames",
+    "unit lengths do not add up to the frame list, or a unit has no frame",
+    "a message refers to a unit that does not exist, or has an unknown transport mode",
+    "a frame size is outside 1..65535 bytes",
+    "an integer model value is out of range",
+    "a probability or duration is NaN, infinite, negative, or a probability above 1",
+    "a run index is at or beyond 2^63",
+};
+
+const char *sim_error_name(sim_status status) {
+    return status >= 0 && status < SIM_ERR_COUNT ? SIM_ERROR_NAMES[status] : "SIM_ERR_UNKNOWN";
+}
+
+const char *sim_strerror(sim_status status) {
+    return status >= 0 && status < SIM_ERR_COUNT ? SIM_ERROR_TEXT[status] : "unknown simulator error";
+}
+
+static int finite_nonneg(double x) { return isfinite(x) && x >= 0.0; }
+
+sim_status sim_validate(const SimPlan *p) {
+    if (p->n_units < 1 || p->n_psdu < 1) return SIM_ERR_PLAN_EMPTY;
+    int off = 0;
+    for (int i = 0; i < p->n_units; i++) {
+        if (p->unit_len[i] < 1 || p->unit_off[i] != off) return SIM_ERR_PLAN_UNITS;
+        off += p->unit_len[i];
+    }
+    if (off != p->n_psdu) return SIM_ERR_PLAN_UNITS;
+    for (int i = 0; i < 4; i++) {
+        if (p->n_msg_units[i] < 1 || p->n_msg_units[i] > MAXU) return SIM_ERR_PLAN_REFERENCE;
+        if (p->first_unit[i] < 0 || p->first_unit[i] + p->n_msg_units[i] > p->n_units || p->bitmap_unit[i] < 0 ||
+            p->bitmap_unit[i] >= p->n_units || p->request_unit[i] < 0 || p->request_unit[i] >= p->n_units ||
+            p->mode[i] < SINGLE || p->mode[i] > BLOCK)
+            return SIM_ERR_PLAN_REFERENCE;
+    }
+    if (p->ack_unit < 0 || p->ack_unit >= p->n_units) return SIM_ERR_PLAN_REFERENCE;
+    for (int i = 0; i < p->n_psdu; i++)
+        if (p->psdu[i] < 1 || p->psdu[i] > 65535) return SIM_ERR_PLAN_PSDU;
+    const int64_t *m = p->m;
+    if (m[MI_hops] < 1 || m[MI_poll_us] < 1 || m[MI_tick_us] < 1 || m[MI_min_be] < 0 || m[MI_min_be] > 30 ||
+        m[MI_retx_max_exp] < 0 || m[MI_retx_max_exp] > 30 || m[MI_max_retries] < 0 || m[MI_indirect_attempts] < 1 ||
+        m[MI_exp_cap] < 0 || m[MI_mrp_tx] < 1 || m[MI_max_time_us] < 0)
+        return SIM_ERR_MODEL_RANGE;
+    for (int i = 0; i < MI_COUNT; i++)
+        if (m[i] < 0) return SIM_ERR_MODEL_RANGE;  /* every count, flag and duration is non-negative */
+    const double *f = p->f;
+    for (int i = 0; i < MF_COUNT; i++)
+        if (!finite_nonneg(f[i])) return SIM_ERR_MODEL_NOT_FINITE;
+    if (f[MF_p_good] > 1.0 || f[MF_p_bad] > 1.0 || f[MF_fraction_bad] >= 1.0) return SIM_ERR_MODEL_NOT_FINITE;
+    if (f[MF_fraction_bad] > 0.0 && (f[MF_burst_us] <= 0.0 || f[MF_good_us] <= 0.0)) return SIM_ERR_MODEL_NOT_FINITE;
+    return SIM_OK;
+}
+
+sim_status sim_run(const SimPlan *p, uint64_t run, int64_t *out, int64_t **trace, int *n_trace) {
+    if (run >= ((uint64_t)1 << 63)) return SIM_ERR_RUN_RANGE;
+    return simulate(p, run, out, trace, n_trace);
+}
