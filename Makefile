@@ -18,6 +18,9 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*.c lib/pqlab/*/*.h lib/pqlab/*/*/*.c lib/pqlab/*/*/*.h)
 	@$(PYTHON) -c 'import sys; sys.exit("pqlab needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	@{ pkg-config --atleast-version=3.0 libcrypto 2>/dev/null || { ! command -v pkg-config >/dev/null && test -f /usr/include/openssl/evp.h; } \
+	   || test -n "$$CONDA_PREFIX" -a -f "$$CONDA_PREFIX/include/openssl/evp.h"; } \
+	   || { echo "pqlab: OpenSSL >= 3.0 libcrypto development files not found (pkg-config libcrypto); on Debian/Ubuntu: sudo apt-get install libssl-dev pkg-config"; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip 2>&1 | $(QUIET_PIP)
 	$(PIP) install -r requirements/lock.txt 2>&1 | $(QUIET_PIP)

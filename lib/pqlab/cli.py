@@ -160,6 +160,16 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _amort_vectors(args: argparse.Namespace) -> int:
+    from pqlab.amort import vectors
+
+    seed = vectors.DEFAULT_SEED if args.seed is None else args.seed
+    written = vectors.write(args.out, seed)
+    print(f"wrote {len(written) - 1} AMORT-V1 differential vectors and {written[-1].name} to {args.out} "
+          f"(seed {seed}, from the reference model)")
+    return 0
+
+
 def _study_arguments(parser: argparse.ArgumentParser, out_dir: bool = True) -> None:
     """The options every study command shares: which params file, which profile, where to write."""
     parser.add_argument("--params", default="params/params.yaml")
@@ -221,6 +231,12 @@ def build_parser() -> argparse.ArgumentParser:
     _study_arguments(origin)
     origin.add_argument("--quiet", action="store_true", help="no progress bar")
     origin.set_defaults(func=_device_origin)
+
+    vec = sub.add_parser("amort-vectors", help="write the 149 AMORT-V1 differential vectors from the reference "
+                         "model (native vs reference fast path, §V-A)")
+    vec.add_argument("--out", default="tests/vectors/amort_differential", help="folder for the JSON files")
+    vec.add_argument("--seed", type=int, default=None, help="key and choice seed (default: the committed one)")
+    vec.set_defaults(func=_amort_vectors)
 
     rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
     rep.add_argument("--root", default=".", help="project folder")
