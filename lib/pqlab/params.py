@@ -283,7 +283,9 @@ class DeviceOriginParams(_Strict):
     device_signer: Literal["ML-DSA-65"] = "ML-DSA-65"  # mechanism (c): the device's sub-checkpoint key
     tag_len: Literal[8, 12, 16] = 16
     trials: int = Field(default=5, ge=1, le=100)     # fresh keys, controller, device and auditor per trial
-    reps: int = Field(default=3, ge=1, le=1000)      # timed passes over the k reports per trial
+    reps: int = Field(default=3, ge=1, le=1000)      # timed samples per trial and k
+    # each sample: the median of ceil(pass_reports / k) passes over the k reports (small k would be one short loop)
+    pass_reports: int = Field(default=4096, ge=1, le=1_000_000)
     # one-tag vs two-tag controller cost, alternated within each trial
     controller_identities: int = Field(default=10_000, ge=1, le=1_000_000)
     controller_trials: int = Field(default=5, ge=1, le=100)

@@ -45,7 +45,8 @@ def fig_scaling(table3: pd.DataFrame, crossing: dict[str, Any], controller_path:
     size.set_xlabel("identities")
     size.set_ylabel("checkpoint size (KiB, log)")
     size.set_title("checkpoint size", fontsize=9)
-    size.legend(fontsize=7, loc="upper left")
+    size.set_ylim(top=budget * 3)
+    size.legend(fontsize=7, loc="lower right")
     fig.suptitle(f"AMORT-V1 controller scaling, ML-DSA-65 checkpoints — {machine}", fontsize=9)
     fig.tight_layout()
     return fig
