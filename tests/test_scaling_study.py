@@ -164,3 +164,16 @@ def test_bad_scaling_params_name_the_field(repo_root, override, field):
     data["scaling"].update(override)
     with pytest.raises(ParamsError, match=field.replace(".", r"\.")):
         params.resolve(data, "smoke")
+
+
+def test_worker_reads_its_own_memory_and_fails_with_a_coded_error(tmp_path):
+    from pqlab.bench import controller_worker, scaling
+    from pqlab.errors import MeasurementError
+
+    memory = controller_worker.memory_kib()
+    assert memory["VmHWM"] >= memory["VmRSS"] > 0
+    job = {"n": 3, "seed": 1, "trial": 0, "tag_len": 16, "path": "reference", "signer": "ML-DSA-65",
+           "backend": "auto", "reports": str(tmp_path / "missing.bin"), "report_len": 101, "rounds": 1,
+           "warmup_rounds": 0, "verify_reps": 1, "log": str(tmp_path / "log")}
+    with pytest.raises(MeasurementError, match="worker exited"):
+        scaling.run_worker(job)
