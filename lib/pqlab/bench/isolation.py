@@ -41,7 +41,8 @@ def _commit(ctl: BatchController, key: SigningKey, log: DurableLog) -> Checkpoin
     return Checkpoint.decode(fastpath.sign_and_commit(ctl, key, log))
 
 
-def isolation_trial(settings: StudyParams, n: int, path: str, scratch: Path, trial: int = 0) -> tuple[dict, list]:
+def isolation_trial(settings: StudyParams, n: int, path: str, scratch: Path, trial: int = 0, *,
+                    progress: bool = False) -> tuple[dict, list]:
     """Revoke one of ``n`` identities and re-key up to ``rekey_limit`` others with a full ML-KEM-768 epoch; count
     who keeps attesting in the next round. Returns (the counts, one timing row per re-keyed identity)."""
     cfg = settings.scaling
@@ -64,7 +65,7 @@ def isolation_trial(settings: StudyParams, n: int, path: str, scratch: Path, tri
             second_revoke = None
         except AmortError as exc:
             second_revoke = exc.reason
-        timings, fresh = rekey(settings, fleet, ctl, rekeyed, trial)
+        timings, fresh = rekey(settings, fleet, ctl, rekeyed, trial, progress=progress)
         rekeyed_set = set(rekeyed)
         # the next round: every identity reports once; re-keyed ones in their new epoch, the others in epoch 1
         reports = [fresh[i] if i in rekeyed_set else rounds[1][i] for i in range(n)]
@@ -93,8 +94,8 @@ def isolation_trial(settings: StudyParams, n: int, path: str, scratch: Path, tri
     return counts, timings
 
 
-def rekey(settings: StudyParams, fleet: Fleet, batch: BatchController, members: list[int],
-          trial: int) -> tuple[list[dict[str, Any]], dict[int, bytes]]:
+def rekey(settings: StudyParams, fleet: Fleet, batch: BatchController, members: list[int], trial: int, *,
+          progress: bool = False) -> tuple[list[dict[str, Any]], dict[int, bytes]]:
     """Re-key ``members``: the reference controller opens epoch 2 with a real ML-KEM-768 exchange (encapsulation,
     EPOCH_CONFIRM check, key derivation, signed EPOCH_OPEN); the device decapsulates and accepts; the new K_evid
     goes to the batch controller. Only the controller's two steps are timed. Returns (timings, each member's
@@ -109,7 +110,7 @@ def rekey(settings: StudyParams, fleet: Fleet, batch: BatchController, members: 
     now = 1_000_000
     kem_backend = get_kem(KEM_ALGORITHM).backend
     timings, fresh = [], {}
-    for i in tqdm(members, desc=f"re-keying {fleet.n:,}", disable=len(members) < 500, leave=False):
+    for i in tqdm(members, desc=f"re-keying {fleet.n:,}", disable=not progress or len(members) < 500, leave=False):
         dev_id = fleet.dev_id(i)
         kem = new_kem_keypair()
         reference.register(ca.issue(dev_id, kem.public))
@@ -144,7 +145,7 @@ def measure_isolation(settings: StudyParams, path: str, scratch: Path, *,
     rows, timings = [], []
     with tempfile.TemporaryDirectory(dir=scratch, prefix=".isolation-") as tmp:
         for n in tqdm(settings.scaling.isolation_fleets, desc="isolation and re-keying", disable=not progress):
-            counts, rekeyed = isolation_trial(settings, n, path, Path(tmp))
+            counts, rekeyed = isolation_trial(settings, n, path, Path(tmp), progress=progress)
             rows.append(counts)
             timings.extend(rekeyed)
     return pd.DataFrame(rows), pd.DataFrame(timings)
