@@ -233,7 +233,7 @@ def isolation_table(counts: pd.DataFrame, timings: pd.DataFrame) -> pd.DataFrame
             "rekey_ms_measured": float(per_identity.sum()) / 1000.0,
             # every identity re-keyed once: the measured mean times the fleet (measured outright when all were)
             "rekey_ms_fleet": float(per_identity.mean()) * row.identities / 1000.0 if len(own) else float("nan"),
-            "rekey_fleet_extrapolated": bool(row.rekeyed < row.identities),
+            "rekey_fleet_extrapolated": bool(row.rekeyed < row.others),
         })
     return pd.DataFrame(rows)
 
