@@ -209,7 +209,15 @@ static PyObject *ingest_framed(ControllerObject *self, PyObject *batch, amort_ve
     Py_buffer view;
     size_t count = 0, bad = 0;
     amort_status s;
-    if (PyObject_GetBuffer(batch, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(batch, &view, PyBUF_SIMPLE) < 0) { /* a non-contiguous memoryview: use a copy */
+        PyObject *copy, *result;
+        if (!PyMemoryView_Check(batch) || !PyErr_ExceptionMatches(PyExc_BufferError)) return NULL;
+        PyErr_Clear();
+        if ((copy = PyBytes_FromObject(batch)) == NULL) return NULL;
+        result = ingest_framed(self, copy, verdicts);
+        Py_DECREF(copy);
+        return result;
+    }
     self->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     s = amort_controller_ingest_framed(self->ctl, view.buf, (size_t)view.len, verdicts, &count, &bad);

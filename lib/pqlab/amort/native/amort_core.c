@@ -350,8 +350,10 @@ struct amort_controller {
     span_item *spans;
     size_t nspans, cap_spans;
     /* scratch for building a body */
-    uint32_t *touched;
-    size_t cap_touched;
+    uint32_t *touched, *order;
+    size_t cap_touched, cap_order;
+    uint32_t *sorted; /* every device in dev_id order, valid while nsorted == ndevs */
+    size_t nsorted, cap_sorted;
     uint8_t (*hashes)[AMORT_HASH_OCTETS];
     size_t cap_hashes;
 };
@@ -452,6 +454,8 @@ void amort_controller_free(amort_controller *ctl) {
     free(ctl->signed_buf);
     free(ctl->spans);
     free(ctl->touched);
+    free(ctl->order);
+    free(ctl->sorted);
     free(ctl->hashes);
     OPENSSL_cleanse(ctl, sizeof *ctl);
     free(ctl);
@@ -646,11 +650,43 @@ static uint64_t close_committed(const amort_controller *ctl, const close_item *c
     return cl->committed_hi;
 }
 
+/* Every device in dev_id order; re-sorted only after registrations added devices. */
+static int sort_devices(amort_controller *ctl) {
+    sort_entry *tmp;
+    if (ctl->nsorted == ctl->ndevs) return 1;
+    if (!reserve((void **)&ctl->sorted, &ctl->cap_sorted, ctl->ndevs + 1, sizeof *ctl->sorted)) return 0;
+    if ((tmp = malloc((ctl->ndevs + 1) * sizeof *tmp)) == NULL) return 0;
+    for (size_t d = 0; d < ctl->ndevs; d++) tmp[d] = (sort_entry){ctl->devs[d].key, (uint32_t)d};
+    qsort(tmp, ctl->ndevs, sizeof *tmp, cmp_sort_entry);
+    for (size_t d = 0; d < ctl->ndevs; d++) ctl->sorted[d] = tmp[d].dev;
+    free(tmp);
+    ctl->nsorted = ctl->ndevs;
+    return 1;
+}
+
+/* The devices with pending reports in dev_id order (the spans' canonical order) into ctl->order: a walk of
+ * the cached sorted device list when many devices report, a sort of just those devices when few do. */
+static int span_order(amort_controller *ctl, size_t ntouched) {
+    if (ntouched * 8 >= ctl->ndevs) {
+        size_t k = 0;
+        if (!sort_devices(ctl)) return 0;
+        for (size_t i = 0; i < ctl->ndevs; i++)
+            if (ctl->devs[ctl->sorted[i]].g_count) ctl->order[k++] = ctl->sorted[i];
+    } else {
+        sort_entry *tmp = malloc((ntouched + 1) * sizeof *tmp);
+        if (tmp == NULL) return 0;
+        for (size_t t = 0; t < ntouched; t++) tmp[t] = (sort_entry){ctl->devs[ctl->touched[t]].key, ctl->touched[t]};
+        qsort(tmp, ntouched, sizeof *tmp, cmp_sort_entry);
+        for (size_t t = 0; t < ntouched; t++) ctl->order[t] = tmp[t].dev;
+        free(tmp);
+    }
+    return 1;
+}
+
 /* Every allocation happens before the tree changes, so only a libcrypto failure (AMORT_E_CRYPTO, never
  * expected) can leave the controller half-way; it is then unusable. */
 amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8_t **body, size_t *len) {
     size_t ntouched = 0, most = 1, size, pos = 0;
-    sort_entry *order = NULL;
     uint8_t root[AMORT_HASH_OCTETS];
     *body = NULL;
     *len = 0;
@@ -674,16 +710,13 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
         if (++slot->g_count > most) most = slot->g_count;
     }
     size = 12 + 8 + 8 + 32 + 8 + 32 + 4 + 60 * ntouched + 2 + 28 * ctl->ncloses + 1;
-    order = malloc((ntouched ? ntouched : 1) * sizeof *order);
-    if (order == NULL || !reserve((void **)&ctl->body, &ctl->body_cap, size, 1) ||
+    if (!reserve((void **)&ctl->order, &ctl->cap_order, ntouched + 1, sizeof *ctl->order) ||
+        !reserve((void **)&ctl->body, &ctl->body_cap, size, 1) ||
         !reserve((void **)&ctl->spans, &ctl->cap_spans, ntouched + 1, sizeof *ctl->spans) ||
-        !reserve((void **)&ctl->hashes, &ctl->cap_hashes, most, sizeof *ctl->hashes)) {
-        free(order);
+        !reserve((void **)&ctl->hashes, &ctl->cap_hashes, most, sizeof *ctl->hashes) || !span_order(ctl, ntouched)) {
         ungroup(ctl, ntouched);
         return AMORT_E_NOMEM;
     }
-    for (size_t t = 0; t < ntouched; t++) order[t] = (sort_entry){ctl->devs[ctl->touched[t]].key, ctl->touched[t]};
-    qsort(order, ntouched, sizeof *order, cmp_sort_entry); /* spans in (dev_id, epoch) order */
     /* the leaves join the tree in arrival order */
     for (size_t i = 0; i < ctl->npend; i++)
         if (!tree_append(ctl, ctl->pend[i].leaf)) goto crypto;
@@ -703,7 +736,7 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
     /* spans: (dev_id, epoch, seq_lo, seq_hi, subtree root over the device's leaves in this batch) */
     ctl->nspans = 0;
     for (size_t t = 0; t < ntouched; t++) {
-        const dev_slot *slot = &ctl->devs[order[t].dev];
+        const dev_slot *slot = &ctl->devs[ctl->order[t]];
         const pending_item *first = &ctl->pend[slot->g_head], *last = &ctl->pend[slot->g_tail];
         size_t k = 0;
         for (uint32_t i = slot->g_head; i != NONE32; i = ctl->pend[i].next)
@@ -714,7 +747,7 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
         put_be(ctl->body + pos + 20, last->seq, 8);
         if (!subtree_root(&ctl->c, ctl->hashes, k, ctl->body + pos + 28)) goto crypto;
         pos += 60;
-        ctl->spans[ctl->nspans++] = (span_item){order[t].dev, first->epoch, last->seq};
+        ctl->spans[ctl->nspans++] = (span_item){ctl->order[t], first->epoch, last->seq};
     }
     /* EPOCH_CLOSE entries */
     put_be(ctl->body + pos, ctl->ncloses, 2);
@@ -729,7 +762,6 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
     }
     ctl->body[pos++] = ctl->sig_alg;
     ctl->body_len = pos;
-    free(order);
     ungroup(ctl, ntouched);
     ctl->npend = 0;
     ctl->ncloses = 0;
@@ -738,7 +770,6 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
     *len = ctl->body_len;
     return AMORT_OK;
 crypto:
-    free(order);
     ungroup(ctl, ntouched);
     return AMORT_E_CRYPTO;
 }
