@@ -85,3 +85,9 @@ class SimulationError(PqlabError):
     def __init__(self, status: str, message: str) -> None:
         self.code = status
         super().__init__(message, field="thread simulator")
+
+
+class MeasurementError(PqlabError):
+    """A measurement subprocess failed or returned something unusable."""
+
+    code = "MEASUREMENT_FAILED"
