@@ -87,6 +87,12 @@ class SimulationError(PqlabError):
         super().__init__(message, field="thread simulator")
 
 
+class MeasurementError(PqlabError):
+    """A measurement subprocess failed or returned something unusable."""
+
+    code = "MEASUREMENT_FAILED"
+
+
 class StudyInputError(PqlabError):
     """A study's input from another stage is missing or lacks what the study needs."""
 
