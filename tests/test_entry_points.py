@@ -15,10 +15,11 @@ import nbformat
 import pytest
 import yaml
 
-from pqlab import notebook
+from pqlab import notebook, params
 from pqlab.errors import ParamsError
 
 PQLAB = [sys.executable, "-m", "pqlab.cli"]
+DS = params.DesignSpaceParams()  # the design space's defaults (params.yaml sets none of them)
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -107,7 +108,7 @@ def test_corrupt_yaml_inputs_name_the_file(project, name):
 
 
 @pytest.mark.parametrize(("mutate", "fragment"), [
-    (lambda r: r["design_space"]["noc"].append("ML-DSA-99"), "design_space.noc[5]"),
+    (lambda r: r["design_space"].__setitem__("noc", [*DS.noc, "ML-DSA-99"]), "design_space.noc[5]"),
     (lambda r: r["design_space"].__setitem__("modes", ["sig/none", "sig/always"]), "design_space.modes[1]"),
     (lambda r: r["design_space"].__setitem__("static_kem", "P-256"), "design_space.static_kem"),
     (lambda r: r["case_sizes"]["profiles"]["quick"]["real_material"].append("Z9"),

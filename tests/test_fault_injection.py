@@ -309,9 +309,10 @@ def test_dvc_metrics_show_fits_a_terminal(references, tmp_path):
         for path in (references[stage][0] / "data" / "derived").glob("*_headline.json"):
             (tmp_path / "data" / "derived").mkdir(parents=True, exist_ok=True)
             shutil.copy(path, tmp_path / "data" / "derived" / path.name)
+    present = {f"data/derived/{p.name}" for p in (tmp_path / "data" / "derived").glob("*_headline.json")}
     (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": {
         name: {"cmd": "true", "metrics": stage["metrics"]} for name, stage in pipeline["stages"].items()
-        if stage.get("metrics")}}))
+        if any(next(iter(m)) in present for m in stage.get("metrics", []))}}))
     bin_dir = Path(sys.executable).parent
     subprocess.run([bin_dir / "dvc", "init", "--no-scm", "-q"], cwd=tmp_path, check=True)
     done = subprocess.run([bin_dir / "dvc", "metrics", "show"], cwd=tmp_path, capture_output=True, text=True,

@@ -23,6 +23,14 @@ def test_notebook_is_committed_clean_with_a_parameters_cell(path):
     assert notebook["metadata"]["kernelspec"]["language"] == "python"
 
 
+def _skip_without(requirements: list[str]) -> None:
+    """A notebook that needs a real TPM (``metadata.pqlab.requires``) skips, saying why, where there is none."""
+    if "tpm" in requirements:
+        from tests.recovery.conftest import require_tpm
+
+        require_tpm()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs_headless_several_times_in_a_row(path, project, tmp_path):
@@ -33,6 +41,7 @@ def test_notebook_runs_headless_several_times_in_a_row(path, project, tmp_path):
     from pqlab.notebook import run_headless
     from tests.faults import small_params
 
+    _skip_without(json.loads(path.read_text())["metadata"].get("pqlab", {}).get("requires", []))
     params_path = project / "params" / "params.yaml"
     for run in range(3):
         if run == 1:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pqlab import params
 from pqlab.errors import ParamsError
 
+DS = params.DesignSpaceParams()  # the design space's defaults (params.yaml sets none of them)
 REPO_PARAMS = Path(__file__).resolve().parent.parent / "params" / "params.yaml"
 
 
@@ -25,7 +26,21 @@ def test_repo_params_load_for_every_profile():
         loaded = params.resolve(raw, name)
         assert loaded.profile == name
         assert loaded.costs.trials == raw["costs"]["profiles"][name]["trials"]
-        assert loaded.costs.kem == raw["costs"]["kem"]  # common value survives the merge
+        assert loaded.costs.kem == "ML-KEM-768"  # the default, written once in pqlab.params
+
+
+def test_params_file_restates_no_default():
+    """Defaults are written once, in pqlab.params: the file sets only what differs from them."""
+    raw = _raw()
+    for section, body in raw.items():
+        if section in ("profile", "seed", "profiles", "execution_timeout_s"):
+            continue
+        model = params.StudyParams.model_fields[section].annotation
+        for key, value in body.items():
+            if key == "profiles":
+                continue
+            default = model.model_fields[key].get_default(call_default_factory=True)
+            assert params._yaml_lists_to_tuples(value) != default, f"{section}.{key} restates its default"
 
 
 def test_shared_blocks_reach_the_simulator():
@@ -174,10 +189,11 @@ def test_the_name_lists_agree_with_the_registries_that_use_them():
      "case_sizes.profiles.smoke.real_material[1]: 'D33' is not a Table I configuration"),
     (lambda r: r["case_sizes"].__setitem__("resumption_key_exchanges", ["P-256+P-256"]),
      "case_sizes.resumption_key_exchanges[0]"),
-    (lambda r: r["design_space"]["key_exchanges"].append("X25519"), "design_space.key_exchanges[3]"),
-    (lambda r: r["design_space"]["icac"].append(None), "design_space.icac[6]: None is listed twice"),
-    (lambda r: r["design_space"]["rcac"].__setitem__(0, "RSA-2048"), "design_space.rcac[0]"),
-    (lambda r: r["design_space"]["modes"].__setitem__(0, "kem/all"), "design_space.modes[0]"),
+    (lambda r: r["design_space"].__setitem__("key_exchanges", [*DS.key_exchanges, "X25519"]),
+     "design_space.key_exchanges[3]"),
+    (lambda r: r["design_space"].__setitem__("icac", [*DS.icac, None]), "design_space.icac[6]: None is listed twice"),
+    (lambda r: r["design_space"].__setitem__("rcac", ["RSA-2048", *DS.rcac[1:]]), "design_space.rcac[0]"),
+    (lambda r: r["design_space"].__setitem__("modes", ["kem/all", *DS.modes[1:]]), "design_space.modes[0]"),
     (lambda r: r["design_space"].__setitem__("static_kem", "ML-KEM-7680"), "design_space.static_kem"),
     (lambda r: r["thread"].__setitem__("configurations", ["B", "B"]), "thread.configurations[1]"),
     (lambda r: r["thread"].__setitem__("hops", [1, 17]), "thread.hops[1]"),

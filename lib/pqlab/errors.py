@@ -77,6 +77,24 @@ class OutputError(PqlabError):
     code = "OUTPUT_UNWRITABLE"
 
 
+class TpmUnavailableError(PqlabError):
+    """No TPM 2.0 can be reached: swtpm or tpm2-tss is not installed, or the device node cannot be opened."""
+
+    code = "TPM_UNAVAILABLE"
+
+
+class TpmCommandError(PqlabError):
+    """A TPM 2.0 command failed (the TSS response code is in the message)."""
+
+    code = "TPM_COMMAND_FAILED"
+
+
+class ProverProcessError(PqlabError):
+    """The prover process broke its pipe protocol, exited unexpectedly, or did not answer in time."""
+
+    code = "PROVER_FAILED"
+
+
 class SimulationError(PqlabError):
     """The Thread simulator's C core refused a plan or failed: ``code`` is its sim_status name (sim_core.h)."""
 
@@ -125,3 +143,15 @@ def one_line(exc: PqlabError) -> str:
 def warn(message: str) -> None:
     """One warning line on stderr (``pqlab: warning: ...``): shown by the CLI, in notebooks and by dvc repro."""
     print(f"pqlab: warning: {' '.join(message.split())}", file=sys.stderr, flush=True)
+
+
+class MeasurementError(PqlabError):
+    """A measurement subprocess failed or returned something unusable."""
+
+    code = "MEASUREMENT_FAILED"
+
+
+class StudyInputError(PqlabError):
+    """A study's input from another stage is missing or lacks what the study needs."""
+
+    code = "STUDY_INPUT"

@@ -25,6 +25,7 @@ from pqlab.errors import NotebookError, ParamsError
 DEFAULT_PARAMS_PATH = "../params/params.yaml"  # the parameters cell's default: right when run from notebooks/
 HEADLESS_ENV = "PQLAB_HEADLESS"          # set: never build widgets (pqlab papermill and the tests set it)
 INTERACTIVE_ENV = "PQLAB_INTERACTIVE"    # set: always build widgets (a front end the detection misses)
+WIDGETS_ENV = "PQLAB_WIDGETS"            # "1" / "0": widgets on / off, whatever else is set
 _BATCH_RUNNERS = ("papermill", "nbclient", "nbconvert", "pytest")
 _ONE_LINE = re.compile(r"^pqlab: error \[([A-Za-z0-9_]+)\]: (.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -69,6 +70,9 @@ def _parent_command() -> str:
 
 def interactive() -> bool:
     """True only when a live Jupyter front end (JupyterLab, Notebook, VS Code) runs this kernel."""
+    forced = os.environ.get(WIDGETS_ENV)
+    if forced in ("0", "1"):
+        return forced == "1"
     if os.environ.get(HEADLESS_ENV):
         return False
     if os.environ.get(INTERACTIVE_ENV):
@@ -83,6 +87,16 @@ def interactive() -> bool:
     if not (os.environ.get("JPY_SESSION_NAME") or "__vsc_ipynb_file__" in shell.user_ns):
         return False  # papermill, nbclient and nbconvert start kernels without a session
     return not any(runner in _parent_command() for runner in _BATCH_RUNNERS)
+
+
+def text_progress_when_headless() -> None:
+    """In a kernel without a live front end, ``tqdm.auto`` draws text instead of widgets (nobody would see the
+    widgets, and their traffic goes unanswered). pqlab's ``__init__`` calls this before any module imports tqdm."""
+    if in_headless_kernel():
+        import tqdm.auto
+        import tqdm.std
+
+        tqdm.auto.tqdm, tqdm.auto.trange = tqdm.std.tqdm, tqdm.std.trange
 
 
 def in_headless_kernel() -> bool:

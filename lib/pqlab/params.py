@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -92,7 +93,8 @@ class CaseSizesParams(_Strict):
     """PQ-CASE §IV-A/§V: the byte-exact size model (Table I payload columns, Fig. 1, resumption)."""
 
     configurations: tuple[str, ...] = Field(default=TABLE1_NAMES, min_length=1)
-    resumption_key_exchanges: tuple[str, ...] = Field(default=("P-256", "ML-KEM-768"), min_length=1)
+    resumption_key_exchanges: tuple[str, ...] = Field(
+        default=("P-256", "ML-KEM-512", "ML-KEM-768", "P-256+ML-KEM-512", "P-256+ML-KEM-768"), min_length=1)
     real_material: tuple[str, ...] = ()  # configurations rebuilt with real keys/signatures to confirm the sizes
 
 
@@ -237,6 +239,259 @@ class AttackMatrixParams(_Strict):
     repeats: int = Field(default=1, ge=1, le=100)  # independent runs, each with its own seed and fresh keys
 
 
+class RecoverySizingParams(_Strict):
+    """§V-H sizing: the NV-write budget, report rate and service life that fix the minimum reservation window."""
+
+    nv_write_budget: int = Field(default=500_000, ge=1, le=10**12)  # "an assumed NV-write budget of 5 × 10^5"
+    report_rate_hz: float = Field(default=1.0, gt=0.0, le=1e6)
+    service_years: float = Field(default=10.0, gt=0.0, le=100.0)
+    days_per_year: float = Field(default=365.0, ge=365.0, le=366.0)
+
+
+class RecoveryParams(_Strict):
+    """AMORT-V1 §IV-E, §V-H: restart and rollback-safe recovery with a real TPM 2.0 (Table IV, RQ3)."""
+
+    tpm: str = Field(default="swtpm", pattern=r"^(swtpm|device:/\S+)$")  # swtpm | device:/dev/tpmrm0
+    nv_index: int = Field(default=0x01800100, ge=0x01000000, le=0x01FFFFFF)  # owner-range NV counter index
+    window: int = Field(default=64, ge=2, le=1 << 20)  # R: sequence numbers per reservation
+    k: int = Field(default=64, ge=1, le=1 << 20)  # checkpoint interval of the restart experiment
+    rollback_depth: int = Field(default=2, ge=1, le=64)  # the stale state is this many reservations behind
+    interrupted_epochs: int = Field(default=2, ge=1, le=20)  # SIGKILLed epochs per restart trial, then a clean one
+    restart_max_reports: int = Field(default=256, ge=1, le=1 << 20)  # kill point drawn (seeded) from 1..this
+    clean_checkpoints: int = Field(default=2, ge=1, le=1000)  # the clean epoch sends this many × k reports
+    max_restarts: int = Field(default=3, ge=1, le=1000)  # controller: ERR_RESTART_RATE beyond this many opens
+    restart_window_ms: int = Field(default=60_000, ge=1, le=10**9)
+    checkpoint_signer: Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"] = "ML-DSA-65"
+    sizing: RecoverySizingParams = Field(default_factory=RecoverySizingParams)
+    trials: int = Field(default=1, ge=1, le=100_000)  # per Table IV cell (arm × restart/rollback)
+    restart_trials: int = Field(default=1, ge=1, le=100_000)
+    crash_trials: int = Field(default=1, ge=1, le=100_000)  # per crash-injection point
+    reservation_samples: int = Field(default=10, ge=1, le=1_000_000)
+class CycleConfiguration(_Strict):
+    """One control-cycle configuration: evidence tags per report, how often, and a co-located signer."""
+
+    label: str = Field(min_length=1)
+    tags: Literal[0, 1, 2] = 0          # 1 = evidence tag; 2 = + disclosure tag and chain step
+    every_cycle: bool = False           # False = at ``evidence_rate_hz``
+    background_signer: str | None = None  # signs continuously in a process pinned to the same core
+
+
+def _default_cycle_configurations() -> dict[str, CycleConfiguration]:
+    return {
+        "baseline": CycleConfiguration(label="baseline"),
+        "tag1_1hz": CycleConfiguration(label="1 tag @ 1 Hz", tags=1),
+        "tag2_1hz": CycleConfiguration(label="2 tags + chain @ 1 Hz", tags=2),
+        "tag1_every": CycleConfiguration(label="1 tag every cycle", tags=1, every_cycle=True),
+        "tag2_every": CycleConfiguration(label="2 tags + chain every cycle", tags=2, every_cycle=True),
+        "bg_ml_dsa": CycleConfiguration(label="bg ML-DSA-65, same core", background_signer="ML-DSA-65"),
+        "bg_slh_dsa": CycleConfiguration(label="bg SLH-DSA-SHA2-128f, same core",
+                                         background_signer="SLH-DSA-SHA2-128f"),
+    }
+
+
+class ControlCycleParams(_Strict):
+    """AMORT-V1 §V-G (Fig. 6): scan response time on one pinned core, from scheduled release to completion."""
+
+    period_us: int = Field(default=10_000, ge=100, le=10_000_000)
+    deadline_us: int | None = Field(default=None, ge=1, le=10_000_000)  # None: the period (implicit deadline)
+    cpu: int | None = Field(default=None, ge=0, le=4095)  # None: the highest-numbered CPU this process may use
+    realtime: bool = True                 # ask for SCHED_FIFO (what was obtained is recorded)
+    fifo_priority: int = Field(default=80, ge=1, le=99)
+    workload_blocks: int = Field(default=8, ge=1, le=1_000_000)  # synthetic scan: PID loops + interlock rungs
+    evidence_rate_hz: float = Field(default=1.0, gt=0.0, le=1e6)
+    tag_len: Literal[8, 12, 16] = 16
+    signer_backend: BackendChoice = "auto"
+    sign_message_octets: int = Field(default=4096, ge=1, le=1 << 20)
+    configurations: dict[str, CycleConfiguration] = Field(default_factory=_default_cycle_configurations,
+                                                          min_length=1)
+    cycles: int = Field(default=200, ge=10, le=10_000_000)
+    warmup_cycles: int = Field(default=20, ge=0, le=1_000_000)
+
+
+class ImageTreeParams(_Strict):
+    """AMORT-V1 §V-I: the generated image's shape (default: the paper's OpenPLC v3 tree, 6,239 files, 355 MB)."""
+
+    files: int = Field(default=6239, ge=1, le=10_000_000)
+    total_bytes: int = Field(default=355_000_000, ge=0, le=1 << 40)
+    size_sigma: float = Field(default=2.0, ge=0.0, le=10.0)  # lognormal shape; μ follows from count and total
+    directories: int = Field(default=400, ge=1, le=1_000_000)
+
+
+class FullImageParams(_Strict):
+    """AMORT-V1 §V-I (Table V): warm- and cold-cache full-image measurement against one ML-DSA-65 signature."""
+
+    image_dir: str | None = None          # None: data/raw/image_tree (stage image_tree); else a directory to measure
+    scratch_tree: ImageTreeParams | None = None  # set: measure a tree of this shape generated in a scratch folder
+    repetitions: int = Field(default=5, ge=1, le=1000)
+    chunk_octets: int = Field(default=1 << 20, ge=4096, le=1 << 30)
+    compare_copy: bool = True             # also measure a copy of the tree; its digest must be equal
+    reference_operation: str = "sign_ML-DSA-65"   # costs_metrics.json table1.<op>.median_us
+
+
+class AmortParams(_Strict):
+    """AMORT-V1 implementation switch: which controller path runs the per-report work (pqlab.amort.fastpath).
+
+    ``native`` (C + libcrypto) falls back to ``reference`` only through ``resolve_controller_path``, which
+    returns the path actually used and the reason; studies record both."""
+
+    controller_path: Literal["reference", "native"] = "native"
+
+
+def _powers_of_two(low: int, high: int) -> tuple[int, ...]:
+    return tuple(1 << e for e in range(low, high + 1))
+
+
+def _strictly_increasing(values: tuple[int, ...], field: str) -> None:
+    if any(b <= a for a, b in itertools.pairwise(values)):
+        raise ValueError(f"{field} must be strictly increasing, got {list(values)}")
+
+
+class ScalingParams(_Strict):
+    """AMORT-V1 §V-E/§V-H: controller scaling (Table III), isolation and re-keying, partition replay."""
+
+    # Table III: one report per identity per checkpoint (batch = identity count), ML-DSA-65 checkpoints
+    identities: tuple[int, ...] = Field(default=(10, 100, 1000, 4000, 10_000, 100_000), min_length=1)
+    checkpoint_signer: Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"] = "ML-DSA-65"
+    backend: BackendChoice = "auto"
+    tag_len: Literal[8, 12, 16] = 16
+    disclosure_tag: bool = False          # Table III's reports carry the evidence tag only (paper: ~99 B/report)
+    trials: int = Field(default=5, ge=1, le=100)            # one fresh process (fresh keys, fresh fleet) per trial
+    rounds: int = Field(default=3, ge=1, le=10_000)          # timed checkpoints per trial, at least ...
+    min_reports: int = Field(default=2000, ge=1, le=10_000_000)  # ... and at least this many timed reports
+    warmup_rounds: int = Field(default=1, ge=0, le=100)
+    verify_reps: int = Field(default=20, ge=1, le=10_000)   # ML-DSA verifications of the last checkpoint
+    size_budget_octets: int = Field(default=1_000_000, ge=4096, le=1 << 40)
+    # §V-H isolation and re-keying
+    isolation_fleets: tuple[int, ...] = Field(default=(100, 1000, 10_000), min_length=1)
+    rekey_limit: int | None = Field(default=None, ge=1, le=10_000_000)  # identities re-keyed per fleet; None: all
+    # §V-H partition replay
+    replay_backlogs: tuple[int, ...] = Field(default=_powers_of_two(6, 12), min_length=1)
+    replay_fleet: int = Field(default=1000, ge=1, le=1_000_000)   # identities registered beside the partitioned one
+    replay_rate_hz: float = Field(default=1.0, gt=0.0, le=1e6)    # the partitioned device's report rate
+    replay_window_s: float = Field(default=3600.0, gt=0.0, le=1e7)  # "a one-hour backlog"
+    replay_trials: int = Field(default=5, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ScalingParams:
+        for name in ("identities", "isolation_fleets", "replay_backlogs"):
+            _strictly_increasing(getattr(self, name), name)
+            if min(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be positive")
+        if min(self.isolation_fleets) < 2:
+            raise ValueError("isolation_fleets: a fleet needs two identities to show isolation")
+        return self
+
+
+class DeviceOriginParams(_Strict):
+    """AMORT-V1 §V-F, Fig. 5: cold-auditor cost per report by audit level, one vs two tags, prover extra work."""
+
+    k_values: tuple[int, ...] = Field(default=_powers_of_two(6, 12), min_length=1)  # checkpoint interval k
+    checkpoint_signer: Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"] = "ML-DSA-65"
+    device_signer: Literal["ML-DSA-65"] = "ML-DSA-65"  # mechanism (c): the device's sub-checkpoint key
+    tag_len: Literal[8, 12, 16] = 16
+    trials: int = Field(default=5, ge=1, le=100)     # fresh keys, controller, device and auditor per trial
+    reps: int = Field(default=3, ge=1, le=1000)      # timed samples per trial and k
+    # each sample: the median of ceil(pass_reports / k) passes over the k reports (small k would be one short loop)
+    pass_reports: int = Field(default=4096, ge=1, le=1_000_000)
+    # one-tag vs two-tag controller cost, alternated within each trial
+    controller_identities: int = Field(default=10_000, ge=1, le=1_000_000)
+    controller_trials: int = Field(default=5, ge=1, le=100)
+    controller_rounds: int = Field(default=2, ge=1, le=1000)   # checkpoints per configuration per trial
+    # the prover's extra work per report (second tag + chain step), on the device path
+    prover_reports: int = Field(default=2000, ge=10, le=10_000_000)
+    prover_trials: int = Field(default=5, ge=1, le=100)
+    report_rate_hz: float = Field(default=1.0, gt=0.0, le=1e6)  # one device's reports per second (disclosure delay)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DeviceOriginParams:
+        _strictly_increasing(self.k_values, "k_values")
+        if min(self.k_values) < 2:
+            raise ValueError("k_values must be at least 2")
+        return self  # an "after" validator that returns nothing makes the section None
+
+
+CheckpointSigner = Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"]  # the two checkpoint signatures of AMORT-V1
+
+
+class AmortBaseline(_Strict):
+    """One baseline of Table II / Fig. 3: a checkpoint signer with or without a durable evidence log."""
+
+    label: str = Field(min_length=1)
+    signer: CheckpointSigner
+    durable_log: bool
+
+
+class AmortModelInputs(_Strict):
+    """Which rows of the cost study (``data/derived/costs_stats.parquet``, column ``op_id``) feed Eq. 1.
+
+    The signature row is ``sign_<signer>`` on the backend the sweep signs with."""
+
+    mac: str = "hmac_sha256"
+    leaf: str = "merkle_leaf_interior"
+    fsync: str = "write_fsync"
+
+
+def _default_baselines() -> dict[str, AmortBaseline]:
+    return {
+        "mldsa_nolog": AmortBaseline(label="ML-DSA-65, no durable log", signer="ML-DSA-65", durable_log=False),
+        "mldsa_log": AmortBaseline(label="ML-DSA-65, durable log", signer="ML-DSA-65", durable_log=True),
+        "slhdsa_log": AmortBaseline(label="SLH-DSA-SHA2-128f, durable log", signer="SLH-DSA-SHA2-128f",
+                                    durable_log=True),
+    }
+
+
+class AmortisationParams(_Strict):
+    """AMORT-V1 §V-D: Eq. 1, the checkpoint-interval sweep (Table II, Fig. 3), omission and equivocation trials,
+    the cost-detection trade-off (Fig. 4) and where the finding moves with signing backend and storage."""
+
+    baselines: dict[str, AmortBaseline] = Field(default_factory=_default_baselines, min_length=1)
+    backend: BackendChoice = "auto"   # signing backend of the sweep (and of the cost-study row Eq. 1 reads)
+    model_inputs: AmortModelInputs = Field(default_factory=AmortModelInputs)
+    intervals: tuple[int, ...] = Field(default=tuple(2 ** i for i in range(13)), min_length=2)
+    devices: int = Field(default=4, ge=2, le=1024)        # reporting devices, round-robin
+    disclosure_tag: bool = True                            # reports carry both tags (117 octets)
+    warmup_reports: int = Field(default=16, ge=0, le=1_000_000)
+    trials: int = Field(default=3, ge=1, le=1000)          # sweep trials per point (paper: five)
+    min_reports: int = Field(default=128, ge=1, le=10_000_000)     # per point: at least this many reports ...
+    min_checkpoints: int = Field(default=4, ge=1, le=1_000_000)   # ... and at least this many checkpoints
+    omission_trials: int = Field(default=25, ge=1, le=100_000)    # per interval and strategy (paper: 200)
+    omission_strategies: tuple[Literal["declared", "trimmed"], ...] = Field(default=("declared", "trimmed"),
+                                                                           min_length=1)
+    equivocation_trials: int = Field(default=25, ge=1, le=100_000)  # paper: 200
+    equivocation_k: int = Field(default=64, ge=2, le=1_000_000)
+    rates: tuple[float, ...] = Field(default=(1.0, 100.0, 1000.0), min_length=1)  # Fig. 4 fleets, reports/s
+    # Storage targets for the durable log: name -> folder (relative to the project root, or absolute).
+    storage: dict[str, str] = Field(default_factory=lambda: {"data disk": "data/raw", "tmpfs": "/dev/shm"},
+                                    min_length=1)
+    log_storage: str = "data disk"    # the target the main sweep writes its log to
+    sensitivity_intervals: tuple[int, ...] = Field(default=(1, 16, 256, 4096), min_length=1)
+    sensitivity_trials: int = Field(default=1, ge=1, le=1000)
+    sensitivity_min_reports: int = Field(default=64, ge=1, le=10_000_000)
+    sensitivity_min_checkpoints: int = Field(default=2, ge=1, le=1_000_000)
+    probe_reps: int = Field(default=30, ge=1, le=1_000_000)
+    probe_message_octets: int = Field(default=4096, ge=1, le=1 << 20)
+    probe_block_octets: int = Field(default=4096, ge=1, le=1 << 24)
+    bootstrap_resamples: int = Field(default=2000, ge=100, le=1_000_000)
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AmortisationParams:
+        for name in ("intervals", "sensitivity_intervals"):
+            values = getattr(self, name)
+            if any(isinstance(v, bool) or v < 1 or v > 1 << 24 for v in values):
+                raise ValueError(f"{name}: every interval must be an integer in [1, 2^24] (got {list(values)})")
+            _strictly_increasing(values, name)
+        if any(r <= 0 or r != r or r == float("inf") for r in self.rates):
+            raise ValueError(f"rates: every report rate must be a finite number > 0 (got {list(self.rates)})")
+        if len(set(self.omission_strategies)) != len(self.omission_strategies):
+            raise ValueError("omission_strategies: each strategy at most once")
+        if self.log_storage not in self.storage:
+            raise ValueError(f"log_storage: {self.log_storage!r} is not one of storage {sorted(self.storage)}")
+        if any(not str(folder).strip() for folder in self.storage.values()):
+            raise ValueError("storage: every target needs a folder")
+        return self
+
+
 class StudyParams(_Strict):
     """The parameters one run sees: each stage section with the selected profile's values merged in."""
 
@@ -244,7 +499,7 @@ class StudyParams(_Strict):
     seed: int = Field(ge=0, lt=2**63)
     profiles: tuple[str, ...] = ("smoke", "quick", "paper")
     # papermill's --execution-timeout for every notebook stage: the longest one cell may run (dvc.yaml)
-    execution_timeout_s: int = Field(default=7200, ge=10, le=7 * 24 * 3600)
+    execution_timeout_s: int = Field(default=7200, ge=10, le=7 * 24 * 3600)  # in params.yaml for dvc.yaml
     inputs: InputsParams = Field(default_factory=InputsParams)
     framing: FramingParams = Field(default_factory=FramingParams)
     costs: CostsParams
@@ -252,6 +507,14 @@ class StudyParams(_Strict):
     case_sizes: CaseSizesParams = Field(default_factory=CaseSizesParams)
     design_space: DesignSpaceParams = Field(default_factory=DesignSpaceParams)
     thread: ThreadParams = Field(default_factory=ThreadParams)
+    recovery: RecoveryParams = Field(default_factory=RecoveryParams)
+    control_cycle: ControlCycleParams = Field(default_factory=ControlCycleParams)
+    image_tree: ImageTreeParams = ImageTreeParams()
+    full_image: FullImageParams = FullImageParams()
+    amort: AmortParams = Field(default_factory=AmortParams)
+    scaling: ScalingParams = Field(default_factory=ScalingParams)
+    device_origin: DeviceOriginParams = Field(default_factory=DeviceOriginParams)
+    amortisation: AmortisationParams = Field(default_factory=AmortisationParams)
 
 
 # Sections whose values may differ by profile (sample sizes); each holds its own ``profiles:`` block.

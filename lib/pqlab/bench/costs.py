@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from pqlab import crypto
 from pqlab.amort.merkle import leaf_hash, node_hash
 from pqlab.bench.harness import empty_call_overhead_ns, time_calls
 from pqlab.params import CostsParams, StudyParams
-from pqlab.progress import bar as progress_bar
 from pqlab.stats import compare, quantile_cis
 
 PER_REPORT, PER_EPOCH, PER_CHECKPOINT = "per report", "per epoch", "per checkpoint"
@@ -153,7 +153,7 @@ def measure(settings: StudyParams, data_dir: Path, progress: bool = True) -> tup
     frames = []
     overheads = []
     data_dir.mkdir(parents=True, exist_ok=True)
-    steps = progress_bar(total=cfg.trials * len(operations), desc="cost characterisation", enabled=progress)
+    steps = tqdm(total=cfg.trials * len(operations), desc="cost characterisation", disable=not progress)
     for trial in range(cfg.trials):
         overhead = empty_call_overhead_ns(reps=max(cfg.reps, 1000))
         overheads.append(overhead)

@@ -290,9 +290,10 @@ class OutputSet:
         moved: list[dict[str, Any]] = []
         try:
             for item in items:  # everything staged must still be there before anything is replaced
-                if not Path(item["staged"]).is_file():
-                    raise FileNotFoundError(2, "staged file vanished", item["staged"])
-                if Path(item["final"]).is_dir():  # never move a user's folder aside (it would be deleted)
+                staged, final = Path(item["staged"]), Path(item["final"])
+                if not staged.exists():
+                    raise FileNotFoundError(2, "staged output vanished", item["staged"])
+                if final.is_dir() and not staged.is_dir():  # never move a user's folder aside (it would be deleted)
                     raise IsADirectoryError(21, "a folder is where the file goes", item["final"])
             for item in items:
                 final, staged, backup = Path(item["final"]), Path(item["staged"]), Path(item["backup"])

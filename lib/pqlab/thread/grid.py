@@ -28,7 +28,6 @@ from pqlab import framing
 from pqlab.cache import PartStore
 from pqlab.errors import SchedulerError
 from pqlab.params import ThreadParams
-from pqlab.progress import bar as progress_bar
 from pqlab.thread import core, model
 from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
 
@@ -202,7 +201,9 @@ def run_grid(
         chunks = _chunks(todo, chunk_size)
         bar = None
         if progress and chunks:
-            bar = progress_bar(total=len(todo), desc="thread grid", unit="scenario", initial=0)
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(todo), desc="thread grid", unit="scenario", initial=0)
         for frame in _executor_map(_Task(params, runs), chunks, workers, scheduler):
             store.add(_part_name(frame), pa.Table.from_pandas(frame, preserve_index=False))
             frames.append(frame)
