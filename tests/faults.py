@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import sys
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -42,7 +43,6 @@ def summary() -> str:
 
 def small_params(raw: dict) -> None:
     """The smoke profile made smaller still: the write phase is what is under test."""
-    raw["costs"].update(signers=["ML-DSA-65"], comparison_signer="ML-DSA-65")
     raw["costs"]["profiles"]["smoke"].update(trials=1, reps=5, reps_slow=2, warmup=0, bootstrap_resamples=100)
     raw["attack_matrix"].update(stream_records=64, stream_k=8)
     raw["case_sizes"]["configurations"] = ["B", "D3"]
@@ -53,6 +53,7 @@ def small_params(raw: dict) -> None:
                                configurations=["B", "D3"])
     raw["thread"]["hops"] = [1]
     raw["thread"]["profiles"]["smoke"].update(runs=2, bootstrap_resamples=100)
+    raw["image_tree"] = {"files": 40, "total_bytes": 400_000, "directories": 5}
 
 
 def make_project(root: Path) -> Path:
@@ -76,6 +77,13 @@ def command(stage: str, root: Path) -> list[str]:
         "design_space": ["design-space", *params],
         "transport": ["transport", *params, "--workers", "1", "--quiet"],
         "report": ["report", "--root", str(root)],
+        "amortisation": ["amortisation", *params, "--quiet"],
+        "scaling": ["scaling", *params, "--quiet"],
+        "device_origin": ["device-origin", *params, "--quiet"],
+        "control_cycle": ["control-cycle", *params, "--quiet"],
+        "image_tree": ["image-tree", *params, "--quiet"],
+        "full_image": ["full-image", *params, "--quiet"],
+        "recovery": ["recovery", *params, "--quiet"],
     }[stage]
 
 
@@ -117,15 +125,15 @@ def _context():
     if _CONTEXT is None:
         _CONTEXT = multiprocessing.get_context("forkserver")
         # imported once in the fork server, so each faulted run starts in milliseconds, not seconds
-        _CONTEXT.set_forkserver_preload(["pqlab.cli", "pqlab.studies.costs", "pqlab.studies.attack_matrix",
-                                         "pqlab.studies.case_sizes", "pqlab.studies.design_space",
-                                         "pqlab.studies.transport", "pqlab.studies.report", "tests.faults"])
+        _CONTEXT.set_forkserver_preload(["pqlab.cli", "tests.faults", *(f"pqlab.studies.{stage}" for stage in (
+            "costs", "attack_matrix", "case_sizes", "design_space", "transport", "report", "amortisation", "scaling",
+            "device_origin", "control_cycle", "image_tree", "full_image", "recovery"))])
     return _CONTEXT
 
 
 def run(stage: str, root: Path, fault: str | None = None, point: int = 0) -> dict:
     """Run ``stage`` in a new process; returns {"code", "events", "stderr"}, code -9 when it was killed."""
-    result = root.parent / f".{root.name}-{stage}-{fault}-{point}.json"
+    result = root.parent / f".{root.name}-{stage}-{fault}-{point}-{uuid.uuid4().hex[:8]}.json"  # runs may overlap
     process = _context().Process(target=_job, args=(stage, str(root), fault, point, str(result)))
     process.start()
     process.join(600)

@@ -351,7 +351,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(detection, paths.amort_figs / "omission_detection", markdown=_rounded(detection))
         for stem, figure in figures.items():
             out.figure(figure, paths.amort_figs / stem)
-        out.metrics(paths.derived / "amortisation_metrics.json", headline, label="symmetric floor C_mac + C_leaf",
+        out.metrics(paths.derived / "amortisation_metrics.json", headline, label="MAC + leaf floor (Eq. 1)",
                     key="floor_us", unit="us")
     for figure in figures.values():
         plt.close(figure)

@@ -228,8 +228,8 @@ class OutputSet:
         ``<stage>_headline.json`` that dvc.yaml declares as the stage's metrics: the same four keys for every
         study (profile, headline, value, unit), so ``dvc metrics show`` is one narrow row per study."""
         final = Path(final)
-        if len(label) > 30 or len(unit) > 8:
-            raise ValueError(f"headline label (<= 30 characters) and unit (<= 8) must stay short: {label!r} {unit!r}")
+        if len(label) > 26 or len(unit) > 8:
+            raise ValueError(f"headline label (<= 26 characters) and unit (<= 8) must stay short: {label!r} {unit!r}")
         if not final.name.endswith("_metrics.json"):
             raise ValueError(f"a metrics file is named <stage>_metrics.json, not {final.name}")
         value: Any = data
