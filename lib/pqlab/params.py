@@ -157,9 +157,26 @@ class ThreadParams(_Strict):
     poll_interval_ms: int = Field(default=200, ge=1, le=3_600_000)  # Table II: SED poll interval (assumed)
     data_poll_timeout_ms: int = Field(default=100, ge=1, le=3_600_000)  # OT: wait for data after an FP=1 ACK
     collision_avoidance_ms: int = Field(default=8, ge=0, le=10_000)
-    # Which waiting datagram gets the shared channel first: the one that reached its current node first
-    # ("node_arrival"), or the one whose message copy was handed to the transport first ("message_age").
-    channel_priority: Literal["node_arrival", "message_age"] = "node_arrival"
+    # How the one shared channel is arbitrated (the paper does not say). Datagram rules: a message copy's
+    # datagrams cross the path store-and-forward one after another, and the waiting datagram that reached its
+    # current node first ("node_arrival") or whose message copy was handed to the transport first
+    # ("message_age") gets the channel. Frame rule ("frame_fifo"): every node keeps a FIFO of frames (the
+    # origin enqueues all frames of a copy at hand-off, routers each frame they receive), the next frame
+    # exchange goes to a node drawn uniformly among those with a ready frame, reassembly at the destination only.
+    channel_priority: Literal["node_arrival", "message_age", "frame_fifo"] = "node_arrival"
+    # Whether 802.15.4 imm-ACK frames are lost like data frames ("as_data": the channel state at their start
+    # decides) or never ("never"); the paper does not say.
+    ack_frame_loss: Literal["as_data", "never"] = "as_data"
+    # When a sleepy device's parent retries an indirect frame that was not acknowledged: at the device's next
+    # poll after its data-poll timeout ("data_poll_timeout", OpenThread: the device re-polls 100 ms after an
+    # announced frame did not arrive), at the next regular poll ("poll_interval"), or right after the ACK wait
+    # ("back_to_back", retries inside the same interference burst). The paper says four attempts, not when.
+    indirect_retry_spacing: Literal["data_poll_timeout", "poll_interval", "back_to_back"] = "data_poll_timeout"
+    # When block transfer's MRP timer starts: when the copy's last segment has left the sender (the paper's
+    # simulator, as documented) or when the copy is handed to the transport (MRP's rule for every other message).
+    # The frame rule always uses "handoff": a copy's segments are handed over at once and leave the sender
+    # interleaved with forwarded frames, so "left the sender" no longer marks the end of the burst.
+    block_timer_start: Literal["last_segment_sent", "handoff"] = "last_segment_sent"
     # 6LoWPAN / IPv6 (frame and datagram sizes: ``framing``, shared with the CASE size model)
     reassembly_timeout_ms: int = Field(default=2000, ge=1, le=3_600_000)  # Table II: 2 s
     reassembly_tick_ms: int = Field(default=1000, ge=1, le=3_600_000)
@@ -195,6 +212,10 @@ class ThreadParams(_Strict):
     ratio_hops: tuple[int, ...] = Field(default=(3, 4), min_length=1)  # the paper's "at three to four hops"
     runs: int = Field(default=300, ge=1, le=1_000_000)
     hops: tuple[int, ...] = Field(default=(1, 2, 3, 4), min_length=1)
+    # A configuration whose messages all fit has one transport: by default the grid runs it once, labelled
+    # "datagram"; with this on it runs under each of the three transport labels (identical plans, identical
+    # results), so the grid has the paper's count (15 x 4 x 4 x 2 x 3 x 300 = 432,000 handshakes).
+    fitting_under_every_transport: bool = False
     bootstrap_resamples: int = Field(default=10_000, ge=100, le=1_000_000)
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
 
