@@ -17,7 +17,7 @@ from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
 from pqlab.thread import analysis
 from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.grid import clean_parts, grid_points, run_grid
+from pqlab.thread.grid import clean_parts, fitting_configs, grid_points, run_grid
 from pqlab.thread.summary import summarise
 
 STAGE = "transport"
@@ -44,7 +44,7 @@ def run(
     named in ``thread.configurations``, with sizes from the CASE size model and device computation from
     ``inputs.cycles_file``.
     """
-    paths.check_writable(paths.derived, paths.case_figs)
+    paths.check_writable(paths.derived, paths.case_figs, paths.plots)
     params = settings.thread
     if configs is None:
         configs, device_compute_ms = table1_inputs(params.configurations,
@@ -58,7 +58,9 @@ def run(
         points = grid_points(configs, vp, device_compute_ms)
         tables[variant] = run_grid(points, vp, parts_folder(paths, variant), workers=workers, scheduler=scheduler,
                                    progress=progress)
-        summary = summarise(tables[variant], params.bootstrap_resamples, params.confidence, settings.seed)
+        summary = analysis.one_label_per_fitting_config(
+            summarise(tables[variant], params.bootstrap_resamples, params.confidence, settings.seed),
+            fitting_configs(configs, vp))
         summaries[variant] = summary
         metrics[variant] = analysis.headline(summary, vp)
         metrics[variant]["channel_priority"] = analysis.channel_priority_sensitivity(summary, configs, vp,
@@ -72,6 +74,7 @@ def run(
                                   "failed_in"]]
     radio = paper[(paper["hops"] == 1) & (paper["loss"] == scen["quiet"]) & ~paper["sleepy"]][
         ["config", "transport", "median_radio_ms"]]
+    plot_times, plot_spurious = analysis.figure_table(paper, params)
     with OutputSet(paths, STAGE) as out:
         for variant in analysis.VARIANTS:
             suffix = "" if variant == "paper" else f"_{variant}"
@@ -81,6 +84,8 @@ def run(
         out.table(times, paths.case_figs / "table1_case_times", markdown=times.round(3))
         out.text(paths.case_figs / "sed_failures.csv", sed.to_csv(index=False))
         out.text(paths.case_figs / "radio_time.csv", radio.to_csv(index=False))
+        out.text(paths.plots / "fig2_transport_times.csv", plot_times.to_csv(index=False))   # dvc plots
+        out.text(paths.plots / "fig2_transport_spurious.csv", plot_spurious.to_csv(index=False))
         out.json(paths.derived / "thread_metrics.json", analysis.jsonable(metrics))
     for variant in analysis.VARIANTS:
         clean_parts(parts_folder(paths, variant))

@@ -11,10 +11,41 @@ import numpy as np
 import pandas as pd
 
 from pqlab.params import ThreadParams, ThreadSwitches
-from pqlab.thread.grid import grid_points, simulate_points
+from pqlab.thread.grid import SINGLE_LABEL, grid_points, simulate_points
 from pqlab.thread.summary import summarise
 
 VARIANTS = ("paper", "source_accurate")
+
+
+def one_label_per_fitting_config(summary: pd.DataFrame, fitting: set[str]) -> pd.DataFrame:
+    """The summary with one ``datagram`` row per scenario of a configuration whose messages all fit.
+
+    With ``fitting_under_every_transport`` such a configuration ran under all three transport labels with the
+    identical plan (identical handshakes); the figures and headline numbers count it once, as the paper does
+    (e.g. its 416 segmented scenarios).
+    """
+    mine = summary["config"].isin(fitting)
+    out = summary[~mine | summary["transport"].isin([SINGLE_LABEL, "ipv6"])].copy()
+    out.loc[out["config"].isin(fitting), "transport"] = SINGLE_LABEL
+    return out.reset_index(drop=True)
+
+
+def figure_table(summary: pd.DataFrame, params: ThreadParams) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fig. 2's plotted numbers as two small wide tables (for ``dvc plots``): median handshake time by hops under
+    the interference scenario (one column per configuration role and transport, always-on device), and D3's mean
+    spurious retransmissions with IPv6 fragmentation by hops (one column per loss scenario)."""
+    noisy = params.figure_scenarios["interference"]
+    rows = summary[~summary["sleepy"]]
+    times = rows[rows["loss"] == noisy]
+    names = [params.figure_configs.get(role, "") for role in ("drop_in", "smallest", "classical")]
+    times = times[times["config"].isin(names)]
+    wide = times.pivot_table(index="hops", columns=["config", "transport"], values="median_s", aggfunc="first")
+    wide.columns = [f"{config}_{transport}" for config, transport in wide.columns]
+    d3 = params.figure_configs.get("drop_in", "")
+    spur = rows[(rows["config"] == d3) & (rows["transport"] == "ipv6")]
+    spurious = spur.pivot_table(index="hops", columns="loss", values="mean_spurious", aggfunc="first")
+    spurious.columns = [str(c) for c in spurious.columns]
+    return wide.reset_index(), spurious.reset_index()
 
 
 def variant_params(params: ThreadParams, variant: str) -> ThreadParams:
