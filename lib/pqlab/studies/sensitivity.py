@@ -47,14 +47,10 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
                             scenario=sens.timers.scenario, runs=sens.runs, threshold=threshold)
     fig5 = fig5_segment_size(segments, reference=sens.segments.reference_payload, runs=sens.runs)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"))
-    heat = ipv6[["occupancy_pct", "burst_ms", "ratio", "failure_rate", "marked"]].merge(
-        pull[["occupancy_pct", "burst_ms", "ratio", "failure_rate", "marked"]], on=["occupancy_pct", "burst_ms"],
-        suffixes=("_ipv6_block", "_pull_block"))
-    timer_lines = timers.assign(setting=[f"{i} ms / {b} ms" for i, b in zip(timers["controller_interval_ms"],
-                                                                             timers["device_boost_ms"], strict=True)])
-    timer_wide = timer_lines.pivot_table(index="hops", columns="setting", values="ratio", aggfunc="first").reset_index()
-    segment_wide = segments.pivot_table(index="segment_payload", columns="scenario_label", values="relative",
-                                        aggfunc="first").reset_index()
+    heat = sweeps.heatmap_long(ipv6, pull)
+    timer_lines = timers.assign(series=[f"controller {i} ms / boost {b} ms" for i, b in zip(
+        timers["controller_interval_ms"], timers["device_boost_ms"], strict=True)])[["series", "hops", "ratio"]]
+    segment_lines = segments.rename(columns={"scenario_label": "series"})[["series", "segment_payload", "relative"]]
     with OutputSet(paths, STAGE) as out:
         out.parquet(paths.derived / "sensitivity_runs.parquet", table, metadata)
         out.parquet(paths.derived / "sensitivity_cells.parquet", stats, metadata)
@@ -65,8 +61,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
         out.table(timers, paths.case_figs / "fig4c_timers", markdown=timers.round(3))
         out.table(segments, paths.case_figs / "fig5_segment_size", markdown=segments.round(3))
         out.text(paths.plots / "fig4ab_heatmaps.csv", heat.to_csv(index=False))       # dvc plots
-        out.text(paths.plots / "fig4c_timers.csv", timer_wide.to_csv(index=False))
-        out.text(paths.plots / "fig5_segment_size.csv", segment_wide.to_csv(index=False))
+        out.text(paths.plots / "fig4c_timers.csv", timer_lines.to_csv(index=False))
+        out.text(paths.plots / "fig5_segment_size.csv", segment_lines.to_csv(index=False))
         out.json(paths.derived / "sensitivity_metrics.json", analysis.jsonable(metrics))
     clean_parts(parts_folder(paths))
     plt.close(fig4)

@@ -3,6 +3,7 @@ variant; Fig. 2, Table I's time columns, sleepy-device failures, radio time, the
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -53,11 +54,14 @@ def run(
     summaries: dict[str, pd.DataFrame] = {}
     tables: dict[str, pd.DataFrame] = {}
     metrics: dict = {"profile": settings.profile}
+    seconds: dict[str, float] = {}
     for variant in analysis.VARIANTS:
         vp = analysis.variant_params(params, variant)
         points = grid_points(configs, vp, device_compute_ms)
+        start = time.perf_counter()
         tables[variant] = run_grid(points, vp, parts_folder(paths, variant), workers=workers, scheduler=scheduler,
                                    progress=progress)
+        seconds[variant] = time.perf_counter() - start
         summary = analysis.one_label_per_fitting_config(
             summarise(tables[variant], params.bootstrap_resamples, params.confidence, settings.seed),
             fitting_configs(configs, vp))
@@ -92,4 +96,5 @@ def run(
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig2_transport": figure}, tables={"table1_case_times": times},
                        metrics=metrics, files=out.written, data={"summaries": summaries, "sed_failures": sed,
-                                                                  "radio_time": radio})
+                                                                  "radio_time": radio, "grid_seconds": seconds,
+                                                                  "handshakes": {v: len(t) for v, t in tables.items()}})

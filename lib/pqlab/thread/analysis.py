@@ -31,21 +31,19 @@ def one_label_per_fitting_config(summary: pd.DataFrame, fitting: set[str]) -> pd
 
 
 def figure_table(summary: pd.DataFrame, params: ThreadParams) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Fig. 2's plotted numbers as two small wide tables (for ``dvc plots``): median handshake time by hops under
-    the interference scenario (one column per configuration role and transport, always-on device), and D3's mean
-    spurious retransmissions with IPv6 fragmentation by hops (one column per loss scenario)."""
+    """Fig. 2's plotted numbers as two small long tables for ``dvc plots`` (one ``series`` per line): median
+    handshake time by hops under the interference scenario for the drop-in, smallest and classical configurations
+    by transport (always-on device), and the drop-in configuration's mean spurious retransmissions with IPv6
+    fragmentation by hops, one series per loss scenario."""
     noisy = params.figure_scenarios["interference"]
     rows = summary[~summary["sleepy"]]
-    times = rows[rows["loss"] == noisy]
     names = [params.figure_configs.get(role, "") for role in ("drop_in", "smallest", "classical")]
-    times = times[times["config"].isin(names)]
-    wide = times.pivot_table(index="hops", columns=["config", "transport"], values="median_s", aggfunc="first")
-    wide.columns = [f"{config}_{transport}" for config, transport in wide.columns]
+    times = rows[(rows["loss"] == noisy) & rows["config"].isin(names)].sort_values(["config", "transport", "hops"])
+    times = times.assign(series=times["config"] + " " + times["transport"])[["series", "hops", "median_s", "p90_s"]]
     d3 = params.figure_configs.get("drop_in", "")
-    spur = rows[(rows["config"] == d3) & (rows["transport"] == "ipv6")]
-    spurious = spur.pivot_table(index="hops", columns="loss", values="mean_spurious", aggfunc="first")
-    spurious.columns = [str(c) for c in spurious.columns]
-    return wide.reset_index(), spurious.reset_index()
+    spur = rows[(rows["config"] == d3) & (rows["transport"] == "ipv6")].sort_values(["loss", "hops"])
+    spurious = spur.assign(series=spur["loss"])[["series", "hops", "mean_spurious"]]
+    return times.reset_index(drop=True), spurious.reset_index(drop=True)
 
 
 def variant_params(params: ThreadParams, variant: str) -> ThreadParams:

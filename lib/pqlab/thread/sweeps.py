@@ -128,6 +128,19 @@ def segment_table(stats: pd.DataFrame, reference: int, threshold: float) -> pd.D
     return part.sort_values(["scenario_index", "segment_payload"]).reset_index(drop=True)
 
 
+def heatmap_long(ipv6: pd.DataFrame, pull: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 4a/b in long form for ``dvc plots`` (template .dvc/plots/heatmap.json): one row per cell and panel,
+    with the text the figure prints in the cell."""
+    frames = []
+    for panel, table in (("(a) IPv6 fragmentation / block", ipv6), ("(b) pull segmentation / block", pull)):
+        part = table[["occupancy_pct", "burst_ms", "ratio", "failure_rate", "marked"]].copy()
+        part.insert(0, "panel", panel)
+        part["label"] = [("none" if np.isnan(r) else f"{r:.2f}") + (f"* {f * 100:.0f}%" if m else "")
+                         for r, f, m in zip(part["ratio"], part["failure_rate"], part["marked"], strict=True)]
+        frames.append(part)
+    return pd.concat(frames, ignore_index=True)
+
+
 def _span(values: pd.Series) -> tuple[float | None, float | None]:
     values = values.dropna()
     return (float(values.min()), float(values.max())) if len(values) else (None, None)
