@@ -38,6 +38,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_thread.py
 	$(BIN)/python benchmarks/bench_attack_matrix.py
 	$(BIN)/python benchmarks/bench_design_space.py
+	$(BIN)/python benchmarks/bench_paper_run.py
 
 lab: setup
 	$(BIN)/jupyter lab notebooks/

@@ -7,5 +7,7 @@
 | ``case_sizes``     | PQ-CASE §V, Table I, Fig. 1    | 03_case_sizes                 |
 | ``design_space``   | PQ-CASE §VIII, Fig. 6          | 04_design_space               |
 | ``transport``      | PQ-CASE §VI, Fig. 2            | 05_transport                  |
+| ``sensitivity``    | PQ-CASE §VII, Fig. 4, Fig. 5   | 12_sensitivity                |
+| ``assumptions``    | beyond the paper: §VI's unstated assumptions, slack bound | 13_assumptions |
 | ``report``         | both: REPORT.md                | (``pqlab report``)            |
 """
