@@ -76,3 +76,27 @@ def test_params_prints_resolved_values(repo_root):
     done = _run("params", "--params", str(repo_root / "params" / "params.yaml"), "--profile", "paper")
     assert done.returncode == 0, done.stderr
     assert '"reps": 1000' in done.stdout
+
+
+def test_full_image_on_a_named_directory(project, tmp_path):
+    image = tmp_path / "img"
+    (image / "sub").mkdir(parents=True)
+    (image / "sub" / "a.bin").write_bytes(b"x" * 9000)
+    (image / "b.bin").write_bytes(b"y" * 100)
+    done = _run("full-image", "--params", str(project / "params" / "params.yaml"), "--profile", "smoke",
+                "--image-dir", str(image), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "warm cache" in done.stdout and "cold cache" in done.stdout
+    assert "eviction verified by mincore" in done.stdout and " 0 after" in done.stdout
+    assert (project / "paper_figs" / "amort" / "table5_image.md").exists()
+
+
+def test_full_image_without_the_generated_tree_is_one_error_line(project):
+    _assert_one_line_error(_run("full-image", "--params", str(project / "params" / "params.yaml"), "--profile",
+                                "quick"), "IMAGE_UNREADABLE", "pqlab image-tree")
+
+
+def test_control_cycle_on_an_unavailable_cpu_is_one_error_line(project):
+    path = _params_file(project, lambda r: r["control_cycle"].__setitem__("cpu", 4000))
+    _assert_one_line_error(_run("control-cycle", "--params", str(path), "--profile", "smoke"),
+                           "CYCLE_UNAVAILABLE", "control_cycle.cpu")

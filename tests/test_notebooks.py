@@ -23,10 +23,20 @@ def test_notebook_is_committed_clean_with_a_parameters_cell(path):
     assert notebook["metadata"]["kernelspec"]["language"] == "python"
 
 
+def _skip_without(requirements: list[str]) -> None:
+    """A notebook that needs a real TPM (``metadata.pqlab.requires``) skips, saying why, where there is none."""
+    if "tpm" in requirements:
+        from tests.recovery.conftest import require_tpm
+
+        require_tpm()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs_on_the_smoke_profile(path, project, tmp_path):
     import papermill
+
+    _skip_without(json.loads(path.read_text())["metadata"].get("pqlab", {}).get("requires", []))
 
     executed = tmp_path / f"executed-{path.name}"
     papermill.execute_notebook(

@@ -25,7 +25,21 @@ def test_repo_params_load_for_every_profile():
         loaded = params.resolve(raw, name)
         assert loaded.profile == name
         assert loaded.costs.trials == raw["costs"]["profiles"][name]["trials"]
-        assert loaded.costs.kem == raw["costs"]["kem"]  # common value survives the merge
+        assert loaded.costs.kem == "ML-KEM-768"  # the default, written once in pqlab.params
+
+
+def test_params_file_restates_no_default():
+    """Defaults are written once, in pqlab.params: the file sets only what differs from them."""
+    raw = _raw()
+    for section, body in raw.items():
+        if section in ("profile", "seed", "profiles"):
+            continue
+        model = params.StudyParams.model_fields[section].annotation
+        for key, value in body.items():
+            if key == "profiles":
+                continue
+            default = model.model_fields[key].get_default(call_default_factory=True)
+            assert params._yaml_lists_to_tuples(value) != default, f"{section}.{key} restates its default"
 
 
 def test_shared_blocks_reach_the_simulator():

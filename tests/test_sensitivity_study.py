@@ -17,10 +17,9 @@ from pqlab.thread import sweeps
 def _small(project):
     path = project / "params" / "params.yaml"
     raw = yaml.safe_load(path.read_text())
-    sens = raw["sensitivity"]
-    sens["interference"].update(occupancy_pct=[10, 30], mean_burst_ms=[10, 60])
-    sens["timers"].update(controller_interval_ms=[2000], device_boost_ms=[1500], hops=[2, 3])
-    sens["segments"].update(segment_payload=[600, 1150])
+    raw["sensitivity"].update(interference={"occupancy_pct": [10, 30], "mean_burst_ms": [10, 60]},
+                              timers={"controller_interval_ms": [2000], "device_boost_ms": [1500], "hops": [2, 3]},
+                              segments={"segment_payload": [600, 1150]})
     path.write_text(yaml.safe_dump(raw))
     return params.load(path, "smoke")
 

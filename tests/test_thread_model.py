@@ -167,7 +167,7 @@ def test_thread_params_defaults_are_table_ii_and_overridable(repo_root):
     assert (t.framing.max_app_payload, t.framing.mac_overhead_bytes) == (1178, 21)
     assert (t.standalone_ack_ms, t.poll_interval_ms) == (200, 200)
     assert t.runs == 300 and not any(t.switches.model_dump().values())
-    raw["thread"]["switches"]["deep_mesh_header"] = True
+    raw["thread"]["switches"] = {"deep_mesh_header": True}
     raw["thread"]["poll_interval_ms"] = 100
     t2 = params.resolve(raw, "smoke").thread
     assert t2.switches.deep_mesh_header and t2.poll_interval_ms == 100

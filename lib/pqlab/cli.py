@@ -145,6 +145,19 @@ def _sensitivity(args: argparse.Namespace) -> int:
     return 0
 
 
+def _control_cycle(args: argparse.Namespace) -> int:
+    from pqlab.studies import control_cycle
+
+    result = control_cycle.run(*_settings_and_paths(args), progress=not args.quiet)
+    print(result.tables["fig6_scan_summary"].to_string(index=False))
+    print(result.tables["control_cycle_scan_cost"].to_string(index=False))
+    scheduling = result.metrics["scheduling"]
+    print(f"{result.metrics['host']}; CPU {scheduling['cpu']}, policy {', '.join(scheduling['policies'])}"
+          + (f" (SCHED_FIFO refused: {', '.join(scheduling['fifo_errors'])})" if scheduling["fifo_errors"] else ""))
+    _print_written(result)
+    return 0
+
+
 def _assumptions(args: argparse.Namespace) -> int:
     from pqlab.studies import assumptions
 
@@ -160,11 +173,39 @@ def _assumptions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _image_tree(args: argparse.Namespace) -> int:
+    from pqlab.studies import image_tree
+
+    result = image_tree.run(*_settings_and_paths(args), progress=not args.quiet)
+    m = result.metrics
+    print(f"{m['files']} files, {m['total_bytes']} octets (median file {m['median_file_bytes']:.0f}, "
+          f"largest {m['max_file_bytes']}), {m['distribution']['directories']} directories")
+    _print_written(result)
+    return 0
+
+
 def _grid_arguments(parser: argparse.ArgumentParser) -> None:
     """Where a simulator grid runs: local worker processes or a Dask scheduler; progress bar or not."""
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     parser.add_argument("--scheduler", help="Dask scheduler address (default: $PQLAB_DASK_SCHEDULER, else local)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _full_image(args: argparse.Namespace) -> int:
+    from pqlab.studies import full_image
+
+    settings, paths = _settings_and_paths(args)
+    if args.image_dir:
+        section = settings.full_image.model_copy(update={"image_dir": str(Path(args.image_dir).resolve()),
+                                                         "scratch_tree": None})
+        settings = settings.model_copy(update={"full_image": section})
+    result = full_image.run(settings, paths, progress=not args.quiet)
+    print(result.tables["table5_image"].to_string(index=False))
+    eviction = result.metrics["eviction"]
+    print(f"eviction verified by mincore: {eviction['resident_before_pages']} pages resident before, "
+          f"{eviction['resident_after_pages']} after ({eviction['files_still_resident']} files still resident)")
+    _print_written(result)
+    return 0
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -174,6 +215,48 @@ def _report(args: argparse.Namespace) -> int:
     result = report.run(None, ProjectPaths(Path(args.root).resolve()))
     _print_written(result)
     return 0
+
+
+def _recovery(args: argparse.Namespace) -> int:
+    from pqlab.studies import recovery
+
+    result = recovery.run(*_settings_and_paths(args), progress=not args.quiet)
+    for name in ("table4_recovery", "recovery_restart", "recovery_crash_injection"):
+        print(result.tables[name].to_string(index=False))
+    _print_written(result)
+    return 0 if result.metrics["crash"]["all_fail_secure_or_resume"] else 1
+
+
+def _amort_vectors(args: argparse.Namespace) -> int:
+    from pqlab.amort import vectors
+    from pqlab.io import ensure_writable_dir, write_text
+
+    seed = vectors.DEFAULT_SEED if args.seed is None else args.seed
+    texts = vectors.files(seed)
+    folder = ensure_writable_dir(args.out, "--out")
+    for old in folder.iterdir():  # vectors no longer generated
+        if vectors.FILE.match(old.name) and old.name not in texts:
+            old.unlink()
+    written = [write_text(folder / name, text) for name, text in texts.items()]
+    for path in written:
+        path.chmod(0o644)
+    print(f"wrote {len(written) - 1} AMORT-V1 differential vectors and {written[-1].name} to {args.out} "
+          f"(seed {seed}, from the reference model)")
+    return 0
+
+
+def _amort_fuzz(args: argparse.Namespace) -> int:
+    from pqlab.amort import fuzz
+    from pqlab.io import write_json
+
+    result = fuzz.run(args.batches, args.seed)
+    print(f"fuzz: {result.batches} batches, {result.reports} reports ({result.accepted} accepted), "
+          f"{result.checkpoints} checkpoints in {result.seconds:.1f} s; {len(result.mismatches)} mismatches")
+    for line in result.mismatches:
+        print("  " + line)
+    if args.json:
+        write_json(args.json, dict(result.__dict__))
+    return 0 if not result.mismatches else 1
 
 
 def _study_arguments(parser: argparse.ArgumentParser, out_dir: bool = True) -> None:
@@ -234,6 +317,39 @@ def build_parser() -> argparse.ArgumentParser:
     _study_arguments(assume)
     _grid_arguments(assume)
     assume.set_defaults(func=_assumptions)
+
+    rec = sub.add_parser("recovery", help="run AMORT-V1 restart/rollback recovery with a real TPM 2.0 (Table IV)")
+    _study_arguments(rec)
+    rec.add_argument("--quiet", action="store_true", help="no progress bar")
+    rec.set_defaults(func=_recovery)
+    cycle = sub.add_parser("control-cycle", help="run the AMORT-V1 control-cycle harness (Fig. 6) on this host")
+    _study_arguments(cycle)
+    cycle.add_argument("--quiet", action="store_true", help="no progress bar")
+    cycle.set_defaults(func=_control_cycle)
+
+    tree = sub.add_parser("image-tree", help="generate data/raw/image_tree/ with the paper's image shape (§V-I)")
+    _study_arguments(tree)
+    tree.add_argument("--quiet", action="store_true", help="no progress bar")
+    tree.set_defaults(func=_image_tree)
+
+    full = sub.add_parser("full-image", help="measure a software image warm and cold (AMORT-V1 Table V)")
+    _study_arguments(full)
+    full.add_argument("--image-dir", help="measure this directory instead of full_image.image_dir")
+    full.add_argument("--quiet", action="store_true", help="no progress bar")
+    full.set_defaults(func=_full_image)
+
+    vec = sub.add_parser("amort-vectors", help="write the 149 AMORT-V1 differential vectors from the reference "
+                         "model (native vs reference fast path, §V-A)")
+    vec.add_argument("--out", default="tests/vectors/amort_differential", help="folder for the JSON files")
+    vec.add_argument("--seed", type=int, default=None, help="key and choice seed (default: the committed one)")
+    vec.set_defaults(func=_amort_vectors)
+
+    fz = sub.add_parser("amort-fuzz", help="random and mutated report batches through the native and reference "
+                        "fast paths; exit 1 on any differing verdict or state (make sanitize runs it)")
+    fz.add_argument("--batches", type=int, default=100_000)
+    fz.add_argument("--seed", type=int, default=1)
+    fz.add_argument("--json", help="also write the result here")
+    fz.set_defaults(func=_amort_fuzz)
 
     rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
     rep.add_argument("--root", default=".", help="project folder")

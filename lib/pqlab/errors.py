@@ -59,6 +59,24 @@ class OutputError(PqlabError):
     code = "OUTPUT_UNWRITABLE"
 
 
+class TpmUnavailableError(PqlabError):
+    """No TPM 2.0 can be reached: swtpm or tpm2-tss is not installed, or the device node cannot be opened."""
+
+    code = "TPM_UNAVAILABLE"
+
+
+class TpmCommandError(PqlabError):
+    """A TPM 2.0 command failed (the TSS response code is in the message)."""
+
+    code = "TPM_COMMAND_FAILED"
+
+
+class ProverProcessError(PqlabError):
+    """The prover process broke its pipe protocol, exited unexpectedly, or did not answer in time."""
+
+    code = "PROVER_FAILED"
+
+
 class SimulationError(PqlabError):
     """The Thread simulator's C core refused a plan or failed: ``code`` is its sim_status name (sim_core.h)."""
 

@@ -74,7 +74,8 @@ class CaseSizesParams(_Strict):
     """PQ-CASE §IV-A/§V: the byte-exact size model (Table I payload columns, Fig. 1, resumption)."""
 
     configurations: tuple[str, ...] = Field(default=TABLE1_NAMES, min_length=1)
-    resumption_key_exchanges: tuple[str, ...] = Field(default=("P-256", "ML-KEM-768"), min_length=1)
+    resumption_key_exchanges: tuple[str, ...] = Field(
+        default=("P-256", "ML-KEM-512", "ML-KEM-768", "P-256+ML-KEM-512", "P-256+ML-KEM-768"), min_length=1)
     real_material: tuple[str, ...] = ()  # configurations rebuilt with real keys/signatures to confirm the sizes
 
 
@@ -341,6 +342,104 @@ class AttackMatrixParams(_Strict):
     repeats: int = Field(default=1, ge=1, le=100)  # independent runs, each with its own seed and fresh keys
 
 
+class RecoverySizingParams(_Strict):
+    """§V-H sizing: the NV-write budget, report rate and service life that fix the minimum reservation window."""
+
+    nv_write_budget: int = Field(default=500_000, ge=1, le=10**12)  # "an assumed NV-write budget of 5 × 10^5"
+    report_rate_hz: float = Field(default=1.0, gt=0.0, le=1e6)
+    service_years: float = Field(default=10.0, gt=0.0, le=100.0)
+    days_per_year: float = Field(default=365.0, ge=365.0, le=366.0)
+
+
+class RecoveryParams(_Strict):
+    """AMORT-V1 §IV-E, §V-H: restart and rollback-safe recovery with a real TPM 2.0 (Table IV, RQ3)."""
+
+    tpm: str = Field(default="swtpm", pattern=r"^(swtpm|device:/\S+)$")  # swtpm | device:/dev/tpmrm0
+    nv_index: int = Field(default=0x01800100, ge=0x01000000, le=0x01FFFFFF)  # owner-range NV counter index
+    window: int = Field(default=64, ge=2, le=1 << 20)  # R: sequence numbers per reservation
+    k: int = Field(default=64, ge=1, le=1 << 20)  # checkpoint interval of the restart experiment
+    rollback_depth: int = Field(default=2, ge=1, le=64)  # the stale state is this many reservations behind
+    interrupted_epochs: int = Field(default=2, ge=1, le=20)  # SIGKILLed epochs per restart trial, then a clean one
+    restart_max_reports: int = Field(default=256, ge=1, le=1 << 20)  # kill point drawn (seeded) from 1..this
+    clean_checkpoints: int = Field(default=2, ge=1, le=1000)  # the clean epoch sends this many × k reports
+    max_restarts: int = Field(default=3, ge=1, le=1000)  # controller: ERR_RESTART_RATE beyond this many opens
+    restart_window_ms: int = Field(default=60_000, ge=1, le=10**9)
+    checkpoint_signer: Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"] = "ML-DSA-65"
+    sizing: RecoverySizingParams = Field(default_factory=RecoverySizingParams)
+    trials: int = Field(default=1, ge=1, le=100_000)  # per Table IV cell (arm × restart/rollback)
+    restart_trials: int = Field(default=1, ge=1, le=100_000)
+    crash_trials: int = Field(default=1, ge=1, le=100_000)  # per crash-injection point
+    reservation_samples: int = Field(default=10, ge=1, le=1_000_000)
+class CycleConfiguration(_Strict):
+    """One control-cycle configuration: evidence tags per report, how often, and a co-located signer."""
+
+    label: str = Field(min_length=1)
+    tags: Literal[0, 1, 2] = 0          # 1 = evidence tag; 2 = + disclosure tag and chain step
+    every_cycle: bool = False           # False = at ``evidence_rate_hz``
+    background_signer: str | None = None  # signs continuously in a process pinned to the same core
+
+
+def _default_cycle_configurations() -> dict[str, CycleConfiguration]:
+    return {
+        "baseline": CycleConfiguration(label="baseline"),
+        "tag1_1hz": CycleConfiguration(label="1 tag @ 1 Hz", tags=1),
+        "tag2_1hz": CycleConfiguration(label="2 tags + chain @ 1 Hz", tags=2),
+        "tag1_every": CycleConfiguration(label="1 tag every cycle", tags=1, every_cycle=True),
+        "tag2_every": CycleConfiguration(label="2 tags + chain every cycle", tags=2, every_cycle=True),
+        "bg_ml_dsa": CycleConfiguration(label="bg ML-DSA-65, same core", background_signer="ML-DSA-65"),
+        "bg_slh_dsa": CycleConfiguration(label="bg SLH-DSA-SHA2-128f, same core",
+                                         background_signer="SLH-DSA-SHA2-128f"),
+    }
+
+
+class ControlCycleParams(_Strict):
+    """AMORT-V1 §V-G (Fig. 6): scan response time on one pinned core, from scheduled release to completion."""
+
+    period_us: int = Field(default=10_000, ge=100, le=10_000_000)
+    deadline_us: int | None = Field(default=None, ge=1, le=10_000_000)  # None: the period (implicit deadline)
+    cpu: int | None = Field(default=None, ge=0, le=4095)  # None: the highest-numbered CPU this process may use
+    realtime: bool = True                 # ask for SCHED_FIFO (what was obtained is recorded)
+    fifo_priority: int = Field(default=80, ge=1, le=99)
+    workload_blocks: int = Field(default=8, ge=1, le=1_000_000)  # synthetic scan: PID loops + interlock rungs
+    evidence_rate_hz: float = Field(default=1.0, gt=0.0, le=1e6)
+    tag_len: Literal[8, 12, 16] = 16
+    signer_backend: BackendChoice = "auto"
+    sign_message_octets: int = Field(default=4096, ge=1, le=1 << 20)
+    configurations: dict[str, CycleConfiguration] = Field(default_factory=_default_cycle_configurations,
+                                                          min_length=1)
+    cycles: int = Field(default=200, ge=10, le=10_000_000)
+    warmup_cycles: int = Field(default=20, ge=0, le=1_000_000)
+
+
+class ImageTreeParams(_Strict):
+    """AMORT-V1 §V-I: the generated image's shape (default: the paper's OpenPLC v3 tree, 6,239 files, 355 MB)."""
+
+    files: int = Field(default=6239, ge=1, le=10_000_000)
+    total_bytes: int = Field(default=355_000_000, ge=0, le=1 << 40)
+    size_sigma: float = Field(default=2.0, ge=0.0, le=10.0)  # lognormal shape; μ follows from count and total
+    directories: int = Field(default=400, ge=1, le=1_000_000)
+
+
+class FullImageParams(_Strict):
+    """AMORT-V1 §V-I (Table V): warm- and cold-cache full-image measurement against one ML-DSA-65 signature."""
+
+    image_dir: str | None = None          # None: data/raw/image_tree (stage image_tree); else a directory to measure
+    scratch_tree: ImageTreeParams | None = None  # set: measure a tree of this shape generated in a scratch folder
+    repetitions: int = Field(default=5, ge=1, le=1000)
+    chunk_octets: int = Field(default=1 << 20, ge=4096, le=1 << 30)
+    compare_copy: bool = True             # also measure a copy of the tree; its digest must be equal
+    reference_operation: str = "sign_ML-DSA-65"   # costs_metrics.json table1.<op>.median_us
+
+
+class AmortParams(_Strict):
+    """AMORT-V1 implementation switch: which controller path runs the per-report work (pqlab.amort.fastpath).
+
+    ``native`` (C + libcrypto) falls back to ``reference`` only through ``resolve_controller_path``, which
+    returns the path actually used and the reason; studies record both."""
+
+    controller_path: Literal["reference", "native"] = "native"
+
+
 class StudyParams(_Strict):
     """The parameters one run sees: each stage section with the selected profile's values merged in."""
 
@@ -354,6 +453,11 @@ class StudyParams(_Strict):
     case_sizes: CaseSizesParams = Field(default_factory=CaseSizesParams)
     design_space: DesignSpaceParams = Field(default_factory=DesignSpaceParams)
     thread: ThreadParams = Field(default_factory=ThreadParams)
+    recovery: RecoveryParams = Field(default_factory=RecoveryParams)
+    control_cycle: ControlCycleParams = Field(default_factory=ControlCycleParams)
+    image_tree: ImageTreeParams = ImageTreeParams()
+    full_image: FullImageParams = FullImageParams()
+    amort: AmortParams = Field(default_factory=AmortParams)
     sensitivity: SensitivityParams = Field(default_factory=lambda: SensitivityParams(runs=200))
     assumptions: AssumptionsParams = Field(default_factory=lambda: AssumptionsParams(runs=300))
 

@@ -22,6 +22,7 @@ from pqlab.amort.messages import (
     Span,
 )
 from pqlab.crypto import get_kem
+from pqlab.errors import PqlabError
 
 GENESIS = bytes(32)
 LINK_DOMAIN = b"AMORT.LINK"
@@ -44,7 +45,7 @@ class Pending:
 
 @dataclass
 class _DeviceState:
-    cert: Certificate
+    cert: Certificate | None  # None: enrolled without a certificate (fast-path harnesses install K_evid directly)
     revoked: bool = False
     epoch: int = 0
     k_evid: bytes | None = None
@@ -76,11 +77,13 @@ class Controller:
     """Verifies reports before any policy check, accumulates them, and commits each batch with one signature
     and exactly one durable write (append + fsync to the checkpoint log)."""
 
-    def __init__(self, controller_id: bytes, key: SigningKey, ca: PublicKey, log: DurableLog,
+    def __init__(self, controller_id: bytes, key: SigningKey | None, ca: PublicKey | None, log: DurableLog | None,
                  config: ControllerConfig | None = None) -> None:
+        # key, ca and log may be None for a controller that only verifies reports and builds checkpoint bodies
+        # (the reference side of pqlab.amort.fastpath): it then cannot sign, register certificates or persist.
         self.controller_id = controller_id
         self.key = key
-        self.public = PublicKey.of(key)
+        self.public = PublicKey.of(key) if key is not None else None
         self.ca = ca
         self.log = log
         self.config = config or ControllerConfig()
@@ -99,9 +102,17 @@ class Controller:
     # --- registration and revocation ------------------------------------------------------------------
     def register(self, cert_bytes: bytes) -> bytes:
         """Accept a CA-signed device certificate; returns its dev_id."""
+        if self.ca is None:
+            raise PqlabError("this controller holds no CA key to check certificates with", field="ca")
         cert = verify_certificate(cert_bytes, self.ca)
         self._devices[cert.dev_id] = _DeviceState(cert)
         return cert.dev_id
+
+    def enroll(self, dev_id: bytes) -> None:
+        """Know a device without a certificate: its epochs can only be installed with :meth:`install_epoch`
+        (the batch fast path and its differential vectors, which take K_evid as input)."""
+        if dev_id not in self._devices:
+            self._devices[dev_id] = _DeviceState(None)
 
     def revoke(self, dev_id: bytes) -> None:
         """Revoke one identity; every other identity keeps attesting."""
@@ -123,6 +134,9 @@ class Controller:
         if len(recent) >= self.config.max_restarts:
             raise AmortError(Code.ERR_RESTART_RATE, f"{len(recent)} epochs opened within "
                              f"{self.config.restart_window} ms", field="dev_id")
+        if state.cert is None:
+            raise AmortError(Code.DEVICE_UNKNOWN, f"device {dev_id.hex()} has no certificate to encapsulate to",
+                             field="dev_id")
         state.opens = [*recent, now]
         epoch = state.epoch + 1
         ciphertext, shared = self._kem.encaps(state.cert.kem_pk)
@@ -141,17 +155,27 @@ class Controller:
         k_confirm, k_evid = kdf.epoch_keys(th, shared, conf.dev_id, epoch)
         if not kdf.mac_ok(k_confirm, th, conf.mac):
             raise AmortError(Code.MAC_FAIL, "EPOCH_CONFIRM MAC does not verify", field="EpochConfirm.mac")
-        if state.k_evid is not None:
-            self._close_epoch(conf.dev_id, state)
         opened = EpochOpen(self.controller_id, conf.dev_id, epoch, self.config.tag_len, self.config.policy_id,
-                           conf.k0, now + self.config.epoch_lifetime, state.cert.serial, th, self.key.alg_id)
+                           conf.k0, now + self.config.epoch_lifetime, state.cert.serial, th, self._sig_alg())
         data = opened.replace(sig=self.key.sign(opened)).encode()
-        state.epoch, state.k_evid, state.k0 = epoch, k_evid, conf.k0
-        state.tag_len, state.policy_id, state.expiry = self.config.tag_len, self.config.policy_id, opened.expiry
-        state.last_seen = state.last_committed = 0
+        self.install_epoch(conf.dev_id, epoch, k_evid, k0=conf.k0, tag_len=self.config.tag_len,
+                           policy_id=self.config.policy_id, expiry=opened.expiry)
         state.pending_req = None
         state.open_messages[epoch] = data
         return data
+
+    def install_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, k0: bytes = b"", tag_len: int,
+                      policy_id: int, expiry: int) -> None:
+        """Make ``epoch`` the device's current epoch under ``k_evid`` (what :meth:`confirm` does once the
+        EPOCH_CONFIRM MAC verifies); closes the previous epoch, if any. EPOCH_STALE unless the epoch is newer."""
+        state = self._state(dev_id, "dev_id")
+        if epoch <= state.epoch:
+            raise AmortError(Code.EPOCH_STALE, f"epoch {epoch} does not exceed current {state.epoch}", field="epoch")
+        if state.k_evid is not None:
+            self._close_epoch(dev_id, state)
+        state.epoch, state.k_evid, state.k0 = epoch, k_evid, k0
+        state.tag_len, state.policy_id, state.expiry = tag_len, policy_id, expiry
+        state.last_seen = state.last_committed = 0
 
     def _close_epoch(self, dev_id: bytes, state: _DeviceState) -> None:
         """Fresh-epoch recovery: uncommitted reports of the old epoch are lost; EPOCH_CLOSE makes that visible."""
@@ -214,6 +238,18 @@ class Controller:
 
     def commit(self, batch: list[Pending], spans: tuple[Span, ...] | None = None) -> bytes:
         """Append ``batch`` to the log and sign a checkpoint over it (``spans`` default: derived from the batch)."""
+        if self.log is None:
+            raise PqlabError("this controller has no checkpoint log to commit to", field="log")
+        body = self.build_checkpoint(batch, spans)
+        data = self.sign(body)
+        self.log.append(data)
+        self.record_checkpoint(data, body.spans)
+        return data
+
+    def build_checkpoint(self, batch: list[Pending], spans: tuple[Span, ...] | None = None,
+                         sig_alg: int | None = None) -> Checkpoint:
+        """The unsigned checkpoint over ``batch``: its leaves are appended to the tree and the pending
+        EPOCH_CLOSE entries are taken; :meth:`record_checkpoint` must follow with the signed encoding."""
         for item in batch:
             self.leaf_index[(item.dev_id, item.epoch, item.seq)] = self.tree.append(item.leaf)
             self.leaves.append(item.leaf)
@@ -224,10 +260,16 @@ class Controller:
                             default=self._committed_hi.get((dev_id, epoch), 0))
             closes.append(CloseEntry(dev_id, epoch, committed, last_seen))
         self._closes = []
-        body = Checkpoint(self.controller_id, len(self.checkpoints), self.prev_hash, len(self.tree), self.tree.root(),
-                          spans, tuple(closes), self.key.alg_id)
-        data = self.sign(body)
-        self.log.append(data)
+        return Checkpoint(self.controller_id, len(self.checkpoints), self.prev_hash, len(self.tree), self.tree.root(),
+                          spans, tuple(closes), self._sig_alg() if sig_alg is None else sig_alg)
+
+    def _sig_alg(self) -> int:
+        if self.key is None:
+            raise PqlabError("no signing key: pass the checkpoint's sig_alg", field="sig_alg")
+        return self.key.alg_id
+
+    def record_checkpoint(self, data: bytes, spans: tuple[Span, ...]) -> None:
+        """Chain the signed checkpoint ``data`` (already durable) and advance the committed ranges of ``spans``."""
         self.checkpoints.append(data)
         self.prev_hash = link_hash(data)
         for span in spans:
@@ -236,10 +278,11 @@ class Controller:
             state = self._devices.get(span.dev_id)
             if state is not None and state.epoch == span.epoch:
                 state.last_committed = self._committed_hi[key]
-        return data
 
     def sign(self, body: Checkpoint) -> bytes:
         """Sign a checkpoint body with the controller key (also how a malicious controller equivocates)."""
+        if self.key is None:
+            raise PqlabError("this controller holds no signing key", field="key")
         return body.replace(sig=self.key.sign(body)).encode()
 
     # --- proofs for auditors ---------------------------------------------------------------------------

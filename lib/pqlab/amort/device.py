@@ -46,6 +46,26 @@ class _Epoch:
     sub_lo: int = 1
 
 
+@dataclass(frozen=True)
+class EpochSecrets:
+    """What a device must keep to resume its current epoch after a restart (§IV-E rollback-protected path)."""
+
+    epoch: int
+    k_evid: bytes
+    chain_seed: bytes
+    chain_length: int
+    tag_len: int
+    policy_id: int
+def encode_report(dev_id: bytes, epoch: int, seq: int, timestamp: int, digest: bytes, policy_id: int, flags: int,
+                  k_evid: bytes, tag_len: int, chain: DisclosureChain | None) -> bytes:
+    """One encoded report: the canonical record, its evidence tag under K_evid and, when ``chain`` is given,
+    its disclosure tag under K_seq (CHAIN_FAIL beyond the chain). Field errors name the record field."""
+    record = Record(dev_id, epoch, seq, timestamp, digest, policy_id, flags)
+    octets = record.encode()
+    dtag = kdf.mac(chain.key(seq), octets, tag_len) if chain is not None else b""
+    return Report(record, kdf.mac(k_evid, octets, tag_len), dtag).encode()
+
+
 class Device:
     """One device: its certified ML-KEM key, its own entropy for the disclosure seed, and per-epoch state.
 
@@ -54,10 +74,11 @@ class Device:
     """
 
     def __init__(self, dev_id: bytes, kem_keys: KeyPair, controller: PublicKey, entropy: Entropy, *,
-                 chain_length: int = 1024, min_tag_len: int = 16, sign_key: SigningKey | None = None) -> None:
+                 chain_length: int = 1024, min_tag_len: int = 16, sign_key: SigningKey | None = None,
+                 kem_backend: str = "auto") -> None:
         self.dev_id = dev_id
         self._kem_keys = kem_keys
-        self._kem = get_kem(KEM_ALGORITHM)
+        self._kem = get_kem(KEM_ALGORITHM, kem_backend)
         self.controller = controller
         self._entropy = entropy
         self.chain_length = chain_length
@@ -117,10 +138,8 @@ class Device:
         """The next report: canonical record, evidence tag under K_evid, disclosure tag under K_seq."""
         ep = self._active()
         seq = ep.seq + 1
-        record = Record(self.dev_id, ep.epoch, seq, timestamp, digest, ep.policy_id, flags)
-        octets = record.encode()
-        dtag = kdf.mac(ep.chain.key(seq), octets, ep.tag_len) if disclosure_tag else b""
-        data = Report(record, kdf.mac(ep.k_evid, octets, ep.tag_len), dtag).encode()
+        data = encode_report(self.dev_id, ep.epoch, seq, timestamp, digest, ep.policy_id, flags, ep.k_evid,
+                             ep.tag_len, ep.chain if disclosure_tag else None)
         ep.seq = seq
         ep.reports[seq] = data
         return data
@@ -169,6 +188,27 @@ class Device:
         sub = SubCheckpoint(self.dev_id, ep.epoch, lo, hi, merkle.root([ep.reports[s] for s in range(lo, hi + 1)]))
         ep.sub_lo = hi + 1
         return sub.replace(sig=self.sign_key.sign(sub)).encode()
+
+    def epoch_secrets(self) -> EpochSecrets:
+        """The current epoch's evidence key, disclosure seed and parameters (for a durable state file)."""
+        ep = self._active()
+        return EpochSecrets(ep.epoch, ep.k_evid, ep.chain.key(ep.chain.length), ep.chain.length, ep.tag_len,
+                            ep.policy_id)
+
+    def resume(self, secrets: EpochSecrets, next_seq: int) -> None:
+        """Re-enter an epoch from stored secrets; the next report gets ``next_seq``.
+
+        Reports sent before the restart are gone from memory, so nothing counts as committed until a new
+        receipt arrives (no key is disclosed on the strength of a pre-restart receipt) and sub-checkpoints
+        start at ``next_seq``.
+        """
+        if next_seq < 1:
+            raise ValueError(f"next_seq must be >= 1, got {next_seq}")
+        self.epoch_number = max(self.epoch_number, secrets.epoch)
+        chain = DisclosureChain(secrets.chain_seed, secrets.chain_length)
+        self.current = _Epoch(secrets.epoch, secrets.k_evid, chain, secrets.tag_len, secrets.policy_id,
+                              seq=next_seq - 1, sub_lo=next_seq)
+        self._pending = None
 
     def restart(self) -> None:
         """Fresh-epoch recovery (§IV-E): volatile state — sequence, chain, keys — is lost; the epoch number is not."""

@@ -40,3 +40,11 @@ class AmortError(PqlabError):
         self.reason = Code(code)
         self.code = self.reason.value
         super().__init__(f"[{self.code}] {message}", field=field)
+
+
+class FastpathError(PqlabError):
+    """Misuse of the batch fast path (pqlab.amort.fastpath): batch framing, limits, or calls out of order.
+
+    Never a verdict on a report — those are :class:`AmortError` codes, one per report."""
+
+    code = "AMORT_FASTPATH"

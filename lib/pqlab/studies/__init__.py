@@ -7,6 +7,9 @@
 | ``case_sizes``     | PQ-CASE §V, Table I, Fig. 1    | 03_case_sizes                 |
 | ``design_space``   | PQ-CASE §VIII, Fig. 6          | 04_design_space               |
 | ``transport``      | PQ-CASE §VI, Fig. 2            | 05_transport                  |
+| ``control_cycle``  | AMORT-V1 §V-G, Fig. 6          | 10_control_cycle              |
+| ``image_tree``     | AMORT-V1 §V-I (the image)      | (``pqlab image-tree``)        |
+| ``full_image``     | AMORT-V1 §V-I, Table V         | 11_full_image                 |
 | ``sensitivity``    | PQ-CASE §VII, Fig. 4, Fig. 5   | 12_sensitivity                |
 | ``assumptions``    | beyond the paper: §VI's unstated assumptions, slack bound | 13_assumptions |
 | ``report``         | both: REPORT.md                | (``pqlab report``)            |

@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from pqlab import machine
+from pqlab import crypto, machine
 from pqlab.bench import costs
 from pqlab.figures.costs import fig2_costs
 from pqlab.params import StudyParams
@@ -33,8 +33,13 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     stats = costs.summarise(raw, settings)
     comparison = costs.compare_backends(raw, settings.costs.comparison_signer)
     table = costs.table1(stats)
-    headline = costs.metrics(stats, comparison, metadata) | {"cpu_model": metadata["cpu_model"],
-                                                             "profile": settings.profile}
+    statuses = crypto.backends()
+    headline = costs.metrics(stats, comparison, metadata) | {
+        "cpu_model": metadata["cpu_model"], "profile": settings.profile,
+        "machine": {key: metadata[key] for key in ("cpu_count", "platform", "frequency_governor")},
+        # which post-quantum backends this machine has (REPORT.md says "liboqs absent" rather than a blank)
+        "backends_available": {s.name: s.version or "unknown" for s in statuses if s.available},
+        "backends_absent": {s.name: s.reason for s in statuses if not s.available}}
     figure = fig2_costs(stats[stats["in_table1"]], metadata["cpu_model"])
     with OutputSet(paths, STAGE) as out:
         out.parquet(paths.raw / "costs.parquet", raw, metadata)

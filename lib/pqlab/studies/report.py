@@ -12,13 +12,17 @@ STAGE = "report"
 
 
 def run(settings: StudyParams | None, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
-    """Write REPORT.md (byte-stable for the same metrics) and, beside the data, when and how it was built."""
+    """Write REPORT.md (byte-stable for the same metrics and outputs) and, beside the data, when and how it was
+    built (the only place with a timestamp and the builder's machine)."""
     paths.check_writable(paths.report.parent, paths.derived)
     reference = report.load_reference(paths.paper_reference)
-    table = report.collect(reference, paths.derived)
-    text = report.render(reference, table)
+    text, table, coverage = report.build(reference, paths.root)
+    verdicts = {str(k): int(v) for k, v in sorted(table["verdict"].value_counts().items())}
+    coverage_status = {str(k): int(v) for k, v in sorted(coverage["status"].value_counts().items())}
     with OutputSet(paths, STAGE) as out:
         out.text(paths.report, text)
-        out.json(paths.derived / "report_run.json", machine.run_metadata(params=None) | {"rows": len(table)})
-    return StudyResult(STAGE, tables={"REPORT": table}, metrics={"rows": len(table)}, files=out.written,
-                       data={"markdown": text})
+        out.json(paths.derived / "report_run.json", machine.run_metadata(params=None)
+                 | {"rows": len(table), "verdicts": verdicts, "coverage": coverage_status})
+    return StudyResult(STAGE, tables={"REPORT": table, "coverage": coverage},
+                       metrics={"rows": len(table), "verdicts": verdicts, "coverage": coverage_status},
+                       files=out.written, data={"markdown": text})

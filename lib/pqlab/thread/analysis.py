@@ -12,6 +12,7 @@ import pandas as pd
 
 from pqlab.params import ThreadParams, ThreadSwitches
 from pqlab.thread.grid import SINGLE_LABEL, grid_points, simulate_points
+from pqlab.thread.model import MESSAGES
 from pqlab.thread.summary import summarise
 
 VARIANTS = ("paper", "source_accurate")
@@ -61,6 +62,26 @@ def _value(summary: pd.DataFrame, column: str, config: str, hops: int, loss: str
     return float(row[column].iloc[0])
 
 
+def _failed_in(summary: pd.DataFrame, config: str, hops: int, loss: str, transports: Sequence[str],
+               sleepy: bool = False) -> str | None:
+    """The messages that exhausted MRP in one scenario, by name ("Sigma2, Sigma3"); None when none failed."""
+    row = summary[(summary["config"] == config) & (summary["hops"] == hops) & (summary["loss"] == loss)
+                  & summary["transport"].isin(transports) & (summary["sleepy"] == sleepy)]
+    codes = sorted({int(c) for text in row["failed_in"] for c in str(text).split(",") if c.strip()})
+    return ", ".join(MESSAGES[c] if 0 <= c < len(MESSAGES) else f"message {c}" for c in codes) or None
+
+
+def _time_with_failures(summary: pd.DataFrame, stem: str, config: str, hops: int, loss: str,
+                        transports: Sequence[str]) -> dict:
+    """``<stem>_s`` (median over completed handshakes), ``<stem>_failure_rate`` and ``<stem>_failed_in``: the
+    last two say why ``<stem>_s`` is empty when no handshake of the scenario completed."""
+    transport = next((t for t in transports if _value(summary, "failure_rate", config, hops, loss, t) is not None),
+                     transports[0])
+    return {f"{stem}_s": _value(summary, "median_s", config, hops, loss, transport),
+            f"{stem}_failure_rate": _value(summary, "failure_rate", config, hops, loss, transport),
+            f"{stem}_failed_in": _failed_in(summary, config, hops, loss, (transport,))}
+
+
 def headline(summary: pd.DataFrame, params: ThreadParams) -> dict:
     """The §VI numbers, from one variant's summary (None where a configuration is absent).
 
@@ -71,18 +92,36 @@ def headline(summary: pd.DataFrame, params: ThreadParams) -> dict:
     quiet, noisy = params.figure_scenarios["quiet"], params.figure_scenarios["interference"]
     d3, c5 = roles.get("drop_in", ""), roles.get("smallest", "")
     med = lambda *a: _value(summary, "median_s", *a)  # noqa: E731
-    out: dict = {}
+    out: dict = {"scenarios": len(summary), "handshakes": int(summary["runs"].sum()),
+                 "runs_per_scenario": int(summary["runs"].max()) if len(summary) else 0}
     for transport in ("ipv6", "block", "pull"):
-        out[f"drop_in_1hop_none_{transport}_s"] = med(d3, 1, quiet, transport)
-        out[f"drop_in_3hop_none_{transport}_s"] = med(d3, 3, quiet, transport)
-        out[f"drop_in_4hop_heavy_{transport}_s"] = med(d3, 4, noisy, transport)
-        out[f"drop_in_4hop_heavy_{transport}_failure_rate"] = _value(summary, "failure_rate", d3, 4, noisy,
-                                                                      transport)
+        out.update(_time_with_failures(summary, f"drop_in_1hop_none_{transport}", d3, 1, quiet, (transport,)))
+        out.update(_time_with_failures(summary, f"drop_in_3hop_none_{transport}", d3, 3, quiet, (transport,)))
+        out.update(_time_with_failures(summary, f"drop_in_4hop_heavy_{transport}", d3, 4, noisy, (transport,)))
     for hops in params.ratio_hops:
         ip, blk = med(d3, hops, noisy, "ipv6"), med(d3, hops, noisy, "block")
         out[f"drop_in_ratio_ipv6_block_{hops}hop_heavy"] = ip / blk if ip and blk else None
+    # §VI: for the smallest configuration "IPv6 fragmentation is 7 to 9% faster than block transfer at all hop
+    # counts" (Fig. 2b, heavy Wi-Fi)
+    smallest = {}
+    for hops in params.hops:
         ip_s, blk_s = med(c5, hops, noisy, "ipv6"), med(c5, hops, noisy, "block")
-        out[f"smallest_ratio_ipv6_block_{hops}hop_heavy"] = ip_s / blk_s if ip_s and blk_s else None
+        out[f"smallest_ratio_ipv6_block_{hops}hop_heavy"] = smallest[hops] = ip_s / blk_s if ip_s and blk_s else None
+    ratios = [r for r in smallest.values() if r is not None]
+    out["smallest_ratio_ipv6_block_heavy_hops"] = len(ratios)
+    out["smallest_ratio_ipv6_block_heavy_min"] = min(ratios) if ratios else None
+    out["smallest_ratio_ipv6_block_heavy_max"] = max(ratios) if ratios else None
+    out["smallest_ipv6_faster_hops"] = sum(r < 1.0 for r in ratios)
+    # Table I's time columns (block transfer, or one datagram where every message fits; always-on device)
+    fits = ("block", "datagram")
+    out["table1_times"] = {config: _time_with_failures(summary, "1hop_none", config, 1, quiet, fits)
+                           | _time_with_failures(summary, "3hop_heavy", config, 3, noisy, fits)
+                           for config in sorted(summary["config"].unique())}
+    # §IX-B: hybrid key exchange with a cached device chain "costs 70 ms at one hop" (vs the classical handshake)
+    classical = out["table1_times"].get(roles.get("classical", ""), {}).get("1hop_none_s")
+    key_exchange = out["table1_times"].get(roles.get("key_exchange", ""), {}).get("1hop_none_s")
+    out["key_exchange_cost_1hop_none_ms"] = ((key_exchange - classical) * 1000.0
+                                             if classical is not None and key_exchange is not None else None)
     out.update(drop_in_ratios(summary, d3, params.ratio_hops))
     for hops in (2, 4):
         out[f"drop_in_spurious_{hops}hop_none"] = _value(summary, "mean_spurious", d3, hops, quiet, "ipv6")

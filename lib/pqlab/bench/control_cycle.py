@@ -1,0 +1,267 @@
+"""AMORT-V1 §V-G: run the C control-cycle loop in each configuration and summarise response times.
+
+The loop (``pqlab.bench._cycle``, C) releases a synthetic scan every period on one pinned core and, on
+evidence cycles, builds a report through the native AMORT-V1 device path. Background configurations run
+a real signer (:mod:`pqlab.bench.signing_load`) in a process pinned to the same core for the whole run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from pqlab import crypto
+from pqlab.bench import _cycle
+from pqlab.errors import PqlabError
+from pqlab.params import ControlCycleParams, CycleConfiguration
+
+POLICIES = {getattr(os, name): name for name in ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH",
+                                                 "SCHED_IDLE") if hasattr(os, name)}
+STATE_OCTETS = 4096  # §V-I: the experiments measure a 4 KiB cached representation of software state
+
+
+class CycleError(PqlabError):
+    """The control-cycle harness could not run as configured (CPU, evidence path, background signer)."""
+
+    code = "CYCLE_UNAVAILABLE"
+
+
+@dataclass(frozen=True)
+class EvidenceSpec:
+    """Keys and fixed fields of the device's epoch, as the C device path takes them."""
+
+    tags: int
+    k_evid: bytes
+    chain_seed: bytes
+    chain_length: int
+    dev_id: bytes
+    epoch: int
+    digest: bytes
+    policy_id: int
+    tag_len: int
+
+    def as_tuple(self) -> tuple:
+        return (self.tags, self.k_evid, self.chain_seed, self.chain_length, self.dev_id, self.epoch, self.digest,
+                self.policy_id, self.tag_len)
+
+
+def evidence_spec(tags: int, tag_len: int, chain_length: int, rng: np.random.Generator) -> EvidenceSpec:
+    """A fresh epoch from ``rng``: evidence key, disclosure seed, identity, and the digest of a 4 KiB state."""
+    if tags not in (1, 2):
+        raise ValueError("tags must be 1 or 2")
+    state = rng.bytes(STATE_OCTETS)
+    return EvidenceSpec(tags, rng.bytes(32), rng.bytes(32), chain_length, rng.bytes(8), int(rng.integers(1, 2**31)),
+                        hashlib.sha256(state).digest(), int(rng.integers(0, 2**16)), tag_len)
+
+
+def default_cpu() -> int:
+    """The highest-numbered CPU this process may run on."""
+    return max(os.sched_getaffinity(0))
+
+
+def evidence_every(cfg: ControlCycleParams, configuration: CycleConfiguration) -> int:
+    """Recorded cycles between evidence generations (0 = none): 1 for every cycle, else period × rate."""
+    if configuration.tags == 0:
+        return 0
+    if configuration.every_cycle:
+        return 1
+    return max(1, round(1e6 / (cfg.evidence_rate_hz * cfg.period_us)))
+
+
+@dataclass
+class BackgroundSigner:
+    """A signing process pinned to ``cpu`` for the lifetime of the ``with`` block."""
+
+    algorithm: str
+    backend: str
+    cpu: int
+    message_octets: int
+    seed: int
+    ready: dict[str, Any] = field(default_factory=dict)
+    stopped: dict[str, Any] = field(default_factory=dict)
+    _process: subprocess.Popen | None = None
+
+    def __enter__(self) -> BackgroundSigner:
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "pqlab.bench.signing_load", self.algorithm, self.backend, str(self.cpu),
+             str(self.message_octets), str(self.seed)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self._process.stdout.readline()
+        if not line:
+            error = self._process.stderr.read().strip().splitlines()
+            self._process.wait()
+            raise CycleError(f"background signer did not start: {error[-1] if error else 'no output'}",
+                             field=f"background_signer {self.algorithm}")
+        self.ready = json.loads(line)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        process = self._process
+        if process is None:
+            return
+        process.terminate()
+        out, _ = process.communicate(timeout=120)
+        lines = [json.loads(x) for x in out.splitlines() if x.strip()]
+        self.stopped = lines[-1] if lines else {}
+
+
+@dataclass(frozen=True)
+class ConfigurationRun:
+    """One configuration's per-cycle samples and what the loop and the signer reported."""
+
+    name: str
+    samples: pd.DataFrame
+    info: dict[str, Any]
+
+
+def run_configuration(name: str, configuration: CycleConfiguration, cfg: ControlCycleParams, cpu: int,
+                      rng: np.random.Generator) -> ConfigurationRun:
+    """Run the loop once in one configuration (with its background signer, if any)."""
+    if _cycle.EVIDENCE_PLACEHOLDER and configuration.tags:
+        raise CycleError("the evidence hook is still the placeholder, not the native device path",
+                         field=f"control_cycle.configurations.{name}")
+    every = evidence_every(cfg, configuration)
+    spec = evidence_spec(configuration.tags, cfg.tag_len, cfg.cycles + 1, rng).as_tuple() if every else None
+    signer = None
+    if configuration.background_signer:
+        signer = BackgroundSigner(configuration.background_signer, cfg.signer_backend, cpu, cfg.sign_message_octets,
+                                  int(rng.integers(0, 2**63)))
+    steal_before = steal_ticks(cpu)
+    try:
+        with contextlib.ExitStack() as stack:
+            if signer:
+                stack.enter_context(signer)
+            raw = _cycle.run(cfg.period_us * 1000, cfg.cycles, cfg.warmup_cycles, cpu, cfg.realtime,
+                             cfg.fifo_priority, cfg.workload_blocks, every, spec)
+    except ValueError as exc:
+        raise CycleError(str(exc), field=f"control_cycle.configurations.{name}") from exc
+    steal_after = steal_ticks(cpu)
+    latency = np.frombuffer(raw.pop("latency_ns"), dtype=np.int64)
+    work = np.frombuffer(raw.pop("work_ns"), dtype=np.int64)
+    evidence = np.frombuffer(raw.pop("evidence_ns"), dtype=np.int64)
+    samples = pd.DataFrame({
+        "configuration": name, "cycle": np.arange(cfg.cycles, dtype=np.int64),
+        "latency_ns": latency, "work_ns": work, "evidence_ns": evidence,
+        "execution_ns": work + evidence, "response_ns": latency + work + evidence,
+        "evidence": np.frombuffer(raw.pop("evidence"), dtype=np.uint8).astype(bool),
+        "cpu": np.frombuffer(raw.pop("cpu"), dtype=np.int32),
+    })
+    raw["last_report_octets"] = len(raw.pop("last_report"))
+    info = {**raw, "configuration": name, "label": configuration.label, "tags": configuration.tags,
+            "evidence_every": every, "cpu_requested": cpu,
+            "policy_name": POLICIES.get(raw["policy"], str(raw["policy"])),
+            "realtime_requested": cfg.realtime,
+            "realtime_obtained": raw["policy"] == getattr(os, "SCHED_FIFO", 1),
+            "fifo_error": os.strerror(raw["fifo_errno"]) if raw["fifo_errno"] > 0 else None,
+            "background_signer": configuration.background_signer,
+            "steal_ms": None if steal_before is None or steal_after is None
+            else (steal_after - steal_before) * 1000 / os.sysconf("SC_CLK_TCK"),
+            "signer": {"ready": signer.ready, "stopped": signer.stopped} if signer else None}
+    return ConfigurationRun(name, samples, info)
+
+
+def run_all(cfg: ControlCycleParams, seed: int, *, progress: bool = True) -> tuple[pd.DataFrame, list[dict]]:
+    """Every configuration in order, one after another on the same pinned core; (samples, per-run info)."""
+    cpu = default_cpu() if cfg.cpu is None else cfg.cpu
+    if cpu not in os.sched_getaffinity(0):
+        raise CycleError(f"CPU {cpu} is not available to this process (allowed: {sorted(os.sched_getaffinity(0))})",
+                         field="control_cycle.cpu")
+    for name, configuration in cfg.configurations.items():  # fail before any run, naming the configuration
+        if configuration.background_signer:
+            try:
+                crypto.resolve_backend(configuration.background_signer, cfg.signer_backend)
+            except PqlabError as exc:
+                raise CycleError(str(exc), field=f"control_cycle.configurations.{name}.background_signer") from exc
+    rng = np.random.default_rng(seed)
+    runs = []
+    bar = tqdm(cfg.configurations.items(), desc="control cycle", disable=not progress)
+    for name, configuration in bar:
+        bar.set_postfix_str(configuration.label)
+        runs.append(run_configuration(name, configuration, cfg, cpu, rng))
+    samples = pd.concat([r.samples for r in runs], ignore_index=True)
+    samples["configuration"] = pd.Categorical(samples["configuration"], categories=list(cfg.configurations))
+    return samples, [r.info for r in runs]
+
+
+def deadline_ns(cfg: ControlCycleParams) -> int:
+    """The scan deadline: ``deadline_us``, or the period when it is not set."""
+    return 1000 * (cfg.deadline_us if cfg.deadline_us is not None else cfg.period_us)
+
+
+def summarise(samples: pd.DataFrame, cfg: ControlCycleParams) -> pd.DataFrame:
+    """Per configuration: cycles, response p50 / p99 / p99.9 / max (µs), deadline misses, median execution."""
+    limit = deadline_ns(cfg)
+    rows = []
+    for name, group in samples.groupby("configuration", sort=False, observed=True):
+        response = group["response_ns"].to_numpy() / 1000.0
+        evid = group.loc[group["evidence"], "evidence_ns"].to_numpy() / 1000.0
+        p50, p99, p999 = np.percentile(response, [50, 99, 99.9])
+        rows.append({
+            "configuration": name, "label": cfg.configurations[name].label, "cycles": len(group),
+            "evidence_cycles": int(group["evidence"].sum()),
+            "p50_us": p50, "p99_us": p99, "p999_us": p999, "max_us": float(response.max()),
+            "deadline_misses": int((group["response_ns"] > limit).sum()),
+            "latency_p50_us": float(np.median(group["latency_ns"]) / 1000.0),
+            "execution_p50_us": float(np.median(group["execution_ns"]) / 1000.0),
+            "evidence_p50_us": float(np.median(evid)) if len(evid) else float("nan"),
+        })
+    return pd.DataFrame(rows)
+
+
+def per_scan_cost(samples: pd.DataFrame, cfg: ControlCycleParams) -> pd.DataFrame:
+    """Median execution per scan without evidence, with one tag, and with two tags and the chain step.
+
+    Taken from the configurations that generate evidence on every cycle (and the baseline), so each
+    median is over every recorded scan of its configuration.
+    """
+    rows = []
+    for tags, what in ((0, "scan only"), (1, "scan + evidence tag"), (2, "scan + two tags + chain step")):
+        names = [n for n, c in cfg.configurations.items()
+                 if c.tags == tags and (tags == 0 or c.every_cycle) and not c.background_signer]
+        group = samples[samples["configuration"].isin(names)]
+        if group.empty:
+            continue
+        rows.append({"tags": tags, "what": what, "configurations": ", ".join(names), "scans": len(group),
+                     "execution_p50_us": float(np.median(group["execution_ns"]) / 1000.0),
+                     "evidence_p50_us": float(np.median(group["evidence_ns"]) / 1000.0) if tags else 0.0})
+    return pd.DataFrame(rows)
+
+
+def back_to_back_evidence_us(cfg: ControlCycleParams, rng: np.random.Generator,
+                             reports: int = 2000) -> dict[int, float]:
+    """Median µs of one and of two tags when reports are built back to back in C (caches warm), for contrast
+    with the in-scan time, where every report follows a sleep of one period."""
+    out = {}
+    for tags in (1, 2):
+        spec = evidence_spec(tags, cfg.tag_len, reports + 1, rng)
+        out[tags] = float(np.median(np.frombuffer(_cycle.time_reports(spec.as_tuple(), reports), dtype=np.int64)))
+        out[tags] /= 1000.0
+    return out
+
+
+def steal_ticks(cpu: int) -> int | None:
+    """Steal time of ``cpu`` so far (USER_HZ ticks, /proc/stat): time a hypervisor ran something else."""
+    try:
+        with open("/proc/stat") as handle:
+            for line in handle:
+                fields = line.split()
+                if fields[0] == f"cpu{cpu}" and len(fields) > 8:
+                    return int(fields[8])
+    except OSError:
+        return None
+    return None
+
+
+def clock_overhead_ns(samples: int = 10_000) -> float:
+    """Median of back-to-back CLOCK_MONOTONIC reads in C (every interval the loop records spans one read)."""
+    return float(np.median(np.frombuffer(_cycle.clock_pairs(samples), dtype=np.int64)))

@@ -1,0 +1,167 @@
+"""Reading a run's metrics files: dotted-key lookups, wildcards, and why a value is not there."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pqlab.errors import ParamsError
+
+MISSING = object()
+
+
+def _lookup(document: dict[str, Any] | None, dotted: str) -> Any:
+    """The value at ``dotted`` (None when any part is absent)."""
+    value = lookup(document, dotted)
+    return None if value is MISSING else value
+
+
+def lookup(document: dict[str, Any] | None, dotted: str) -> Any:
+    """The value at ``dotted`` in ``document``, or ``MISSING`` when a part of the path is absent."""
+    node: Any = document
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return MISSING
+        node = node[part]
+    return node
+
+
+def lookup_all(document: dict[str, Any] | None, dotted: str) -> list[Any]:
+    """Every value matching ``dotted``, where a part ``*`` matches each key at that level (sorted by key)."""
+    nodes: list[Any] = [document]
+    for part in dotted.split("."):
+        following: list[Any] = []
+        for node in nodes:
+            if not isinstance(node, dict):
+                continue
+            if part == "*":
+                following.extend(node[k] for k in sorted(node))
+            elif part in node:
+                following.append(node[part])
+        nodes = following
+    return nodes
+
+
+@dataclass(frozen=True)
+class Absence:
+    """Where a dotted path stops: the deepest part found, the part that is missing and its siblings."""
+
+    found: str
+    missing: str
+    present: tuple[str, ...]
+    null: bool  # the key exists but holds null
+
+
+def absence(document: dict[str, Any], dotted: str) -> Absence:
+    """Why ``dotted`` has no value in ``document``."""
+    node: Any = document
+    found: list[str] = []
+    parts = dotted.split(".")
+    for part in parts:
+        if not isinstance(node, dict) or part not in node:
+            present = tuple(sorted(node)) if isinstance(node, dict) else ()
+            return Absence(".".join(found), part, present, null=False)
+        node = node[part]
+        found.append(part)
+    return Absence(".".join(found[:-1]), parts[-1], (), null=node is None)
+
+
+def parent(document: dict[str, Any] | None, dotted: str) -> dict[str, Any]:
+    """The mapping that holds the last part of ``dotted`` (empty when absent)."""
+    if "." not in dotted:
+        return document or {}
+    node = lookup(document, dotted.rsplit(".", 1)[0])
+    return node if isinstance(node, dict) else {}
+
+
+@dataclass(frozen=True)
+class Failures:
+    """How many runs of a scenario failed and in which message (beside a median over completed runs)."""
+
+    rate: float
+    failed_in: str | None
+
+    def describe(self) -> str:
+        where = f", in {self.failed_in}" if self.failed_in else ""
+        return f"{self.rate:.0%} of handshakes failed{where}"
+
+
+def failures(document: dict[str, Any] | None, dotted: str) -> Failures | None:
+    """The failure rate beside a value: for a key ``<stem>_<unit>``, its siblings ``<stem>_failure_rate`` and
+    ``<stem>_failed_in`` (the transport stage writes them for every scenario time)."""
+    leaf = dotted.rsplit(".", 1)[-1]
+    if "_" not in leaf:
+        return None
+    stem = leaf.rsplit("_", 1)[0]
+    holder = parent(document, dotted)
+    rate = holder.get(f"{stem}_failure_rate")
+    if not isinstance(rate, (int, float)) or isinstance(rate, bool):
+        return None
+    failed_in = holder.get(f"{stem}_failed_in")
+    return Failures(float(rate), failed_in if isinstance(failed_in, str) and failed_in else None)
+
+
+def number(value: Any) -> float | None:
+    """A metric value as a float (None for anything that is not a number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+class MetricsTree:
+    """The metrics files of one run under ``data/derived``, each read once."""
+
+    def __init__(self, derived: Path) -> None:
+        self.derived = derived
+        self._documents: dict[str, dict[str, Any] | None] = {}
+
+    def document(self, filename: str) -> dict[str, Any] | None:
+        """The parsed file, or None when this run has not written it."""
+        if filename not in self._documents:
+            path = self.derived / filename
+            if not path.exists():
+                self._documents[filename] = None
+            else:
+                try:
+                    loaded = json.loads(path.read_text())
+                except (OSError, json.JSONDecodeError) as exc:
+                    raise ParamsError(f"unreadable metrics file: {exc}", field=str(path)) from exc
+                if not isinstance(loaded, dict):
+                    raise ParamsError("a metrics file must hold a JSON object", field=str(path))
+                self._documents[filename] = loaded
+        return self._documents[filename]
+
+    def evidence(self, ref: str, missing: Callable[[str], str] | None = None) -> str:
+        """A metrics reference ("file" or "file:key", "*" allowed) as REPORT.md shows it; ``missing`` says why a
+        file is absent."""
+        filename, _, key = ref.partition(":")
+        document = self.document(filename)
+        if document is None:
+            return f"`{filename}`: not run yet" + (f" ({missing(filename)})" if missing else "")
+        if not key:
+            profile = document.get("profile")
+            return f"`{filename}`: present" + (f" (profile {profile})" if profile else "") + \
+                f"; keys: {', '.join(sorted(document))}"
+        values = lookup_all(document, key)
+        if not values:
+            return f"`{ref}`: no such key in this run's metrics"
+        return f"`{ref}` = {describe_value(values if '*' in key else values[0])}"
+
+
+def describe_value(value: Any) -> str:
+    """A metric value in one short phrase (mappings by their keys, lists by their distinct members)."""
+    if isinstance(value, dict):
+        if value and all(not isinstance(v, (dict, list)) for v in value.values()):
+            return "; ".join(f"{k} = {describe_value(value[k])}" for k in sorted(value))
+        return ", ".join(sorted(map(str, value))) or "none"
+    if isinstance(value, list):
+        distinct = sorted({describe_value(v) for v in value})
+        return ", ".join(distinct) or "none"
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)

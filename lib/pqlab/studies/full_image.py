@@ -1,0 +1,74 @@
+"""Stage ``full_image`` (AMORT-V1 §V-I): warm and cold full-image measurement vs one ML-DSA-65 signature (Table V)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+
+from pqlab import machine
+from pqlab.bench import image, image_runs, image_tree
+from pqlab.figures.full_image import full_image_times
+from pqlab.params import StudyParams
+from pqlab.paths import ProjectPaths
+from pqlab.studies.outputs import OutputSet
+from pqlab.studies.result import StudyResult
+
+STAGE = "full_image"
+
+
+def image_root(settings: StudyParams, paths: ProjectPaths) -> Path:
+    """The directory to measure: ``full_image.image_dir`` (relative to the project), else the generated tree."""
+    named = settings.full_image.image_dir
+    if named is not None:
+        root = Path(named).expanduser()
+        return root if root.is_absolute() else paths.root / root
+    root = paths.raw / "image_tree"
+    if not root.is_dir():
+        raise image.ImageError("not generated yet: run `dvc repro image_tree` or `pqlab image-tree`",
+                               field=str(root))
+    return root
+
+
+def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
+    """Measure the image warm and cold ``repetitions`` times (and a copy once); write Table V and metrics."""
+    cfg = settings.full_image
+    paths.raw.mkdir(parents=True, exist_ok=True)
+    load_before = os.getloadavg()
+    with contextlib.ExitStack() as stack:
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=paths.raw, prefix=".full_image-")))
+        if cfg.scratch_tree is not None:
+            root = scratch / "image"
+            image_tree.generate(root, image_tree.TreeShape(**cfg.scratch_tree.model_dump()), settings.seed,
+                                progress=progress)
+        else:
+            root = image_root(settings, paths)
+        samples, evictions = image_runs.repeat(root, cfg.repetitions, cfg.chunk_octets, progress=progress)
+        copy_digest = None
+        if cfg.compare_copy:
+            copy = scratch / "copy"
+            shutil.copytree(root, copy, symlinks=True)
+            copy_digest = image.measure(copy, cfg.chunk_octets).digest
+    load_after = os.getloadavg()
+    reference = image_runs.signature_reference(paths.derived / "costs_metrics.json", cfg.reference_operation)
+    table = image_runs.table5(samples, reference["median_us"])
+    headline = image_runs.metrics(samples, table, reference, copy_digest) | {
+        "profile": settings.profile, "cpu_model": machine.cpu_model(),
+        "image_source": "scratch tree" if cfg.scratch_tree else str(cfg.image_dir or "data/raw/image_tree"),
+        "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in load_after]}
+    metadata = machine.run_metadata(params=settings.model_dump(mode="json")) | {
+        "study": "full_image", "image_root": str(root), "signature_reference": reference}
+    figure = full_image_times(samples, reference["median_us"], machine.cpu_model())
+    with OutputSet(paths, STAGE) as out:
+        out.parquet(paths.raw / "full_image_samples.parquet", samples, metadata)
+        out.parquet(paths.raw / "full_image_evictions.parquet", evictions, metadata)
+        out.table(table.round(3), paths.amort_figs / "table5_image")
+        out.figure(figure, paths.amort_figs / "full_image_times")
+        out.json(paths.derived / "full_image_metrics.json", headline)
+    plt.close(figure)
+    return StudyResult(STAGE, figures={"full_image_times": figure}, tables={"table5_image": table}, metrics=headline,
+                       files=out.written, data={"samples": samples, "evictions": evictions})

@@ -1,0 +1,130 @@
+"""The control-cycle harness: the C loop pins, schedules, times and counts; configurations and summaries."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pqlab.bench import _cycle, control_cycle
+from pqlab.params import ControlCycleParams, CycleConfiguration
+
+CPU = max(os.sched_getaffinity(0))
+
+
+def _params(**overrides) -> ControlCycleParams:
+    base = {"period_us": 1000, "cycles": 40, "warmup_cycles": 5,
+            "configurations": {"baseline": CycleConfiguration(label="baseline")}}
+    return ControlCycleParams(**(base | overrides))
+
+
+def test_scan_workload_is_deterministic_and_depends_on_its_inputs():
+    assert _cycle.scan(8, 50, 7) == _cycle.scan(8, 50, 7)
+    assert _cycle.scan(8, 50, 7) != _cycle.scan(8, 50, 8)
+    assert _cycle.scan(8, 50, 7) != _cycle.scan(9, 50, 7)
+    with pytest.raises(ValueError):
+        _cycle.scan(0, 1, 1)
+
+
+def test_loop_pins_to_the_core_and_records_every_cycle():
+    raw = _cycle.run(1_000_000, 40, 5, CPU, False, 1, 8, 0)
+    latency = np.frombuffer(raw["latency_ns"], dtype=np.int64)
+    work = np.frombuffer(raw["work_ns"], dtype=np.int64)
+    cpus = np.frombuffer(raw["cpu"], dtype=np.int32)
+    assert len(latency) == len(work) == 40
+    assert (latency >= 0).all() and (work > 0).all()
+    assert raw["affinity_errno"] == 0 and raw["affinity_is_target"] == 1 and raw["affinity_cpus"] == 1
+    assert (cpus == CPU).all() and raw["off_target_cycles"] == 0
+    assert raw["fifo_errno"] == -1 and raw["policy"] == os.SCHED_OTHER
+    # absolute releases: 40 recorded cycles span 39 periods plus the last scan
+    assert 39_000_000 <= raw["wall_ns"] < 39_000_000 + 50_000_000
+    assert raw["voluntary_switches"] >= 1
+
+
+def test_realtime_request_is_recorded_as_obtained_or_refused():
+    raw = _cycle.run(1_000_000, 10, 0, CPU, True, 10, 8, 0)
+    if raw["fifo_errno"] == 0:
+        assert raw["policy"] == os.SCHED_FIFO and raw["priority"] == 10
+    else:
+        assert raw["policy"] == os.SCHED_OTHER and raw["fifo_errno"] > 0
+
+
+@pytest.mark.parametrize("bad", [{"cycles": 0}, {"period_ns": 10}, {"workload_blocks": 0}, {"cpu": -1}])
+def test_out_of_range_loop_configuration_is_a_value_error(bad):
+    args = {"period_ns": 1_000_000, "cycles": 5, "warmup": 0, "cpu": CPU, "try_fifo": False, "fifo_priority": 1,
+            "workload_blocks": 8, "evidence_every": 0} | bad
+    with pytest.raises(ValueError):
+        _cycle.run(**args)
+
+
+def test_evidence_without_a_spec_is_refused():
+    with pytest.raises(ValueError, match="evidence spec"):
+        _cycle.run(1_000_000, 5, 0, CPU, False, 1, 8, 1)
+
+
+def test_evidence_every_follows_rate_and_period():
+    cfg = _params(period_us=10_000, evidence_rate_hz=1.0)
+    assert control_cycle.evidence_every(cfg, CycleConfiguration(label="x")) == 0
+    assert control_cycle.evidence_every(cfg, CycleConfiguration(label="x", tags=1)) == 100
+    assert control_cycle.evidence_every(cfg, CycleConfiguration(label="x", tags=2, every_cycle=True)) == 1
+    assert control_cycle.evidence_every(_params(period_us=1000, evidence_rate_hz=4.0),
+                                        CycleConfiguration(label="x", tags=1)) == 250
+
+
+def test_unavailable_cpu_is_a_cycle_error():
+    with pytest.raises(control_cycle.CycleError, match="not available"):
+        control_cycle.run_all(_params(cpu=4095), seed=1, progress=False)
+
+
+def test_baseline_run_summary_counts_cycles_and_records_the_policy():
+    cfg = _params(realtime=False)
+    samples, info = control_cycle.run_all(cfg, seed=1, progress=False)
+    assert len(samples) == 40
+    assert (samples["response_ns"] == samples["latency_ns"] + samples["work_ns"] + samples["evidence_ns"]).all()
+    assert info[0]["policy_name"] == "SCHED_OTHER" and not info[0]["realtime_obtained"]
+    summary = control_cycle.summarise(samples, cfg)
+    row = summary.iloc[0]
+    assert row["cycles"] == 40 and row["evidence_cycles"] == 0
+    assert row["p50_us"] <= row["p99_us"] <= row["p999_us"] <= row["max_us"]
+    assert row["deadline_misses"] == int((samples["response_ns"] > 1_000_000).sum())
+
+
+def test_deadline_misses_and_tail_percentiles_on_known_samples():
+    response = np.concatenate([np.full(998, 5_000), [20_000, 3_000_000]]).astype(np.int64)
+    samples = pd.DataFrame({"configuration": "baseline", "latency_ns": response, "work_ns": 0, "evidence_ns": 0,
+                            "execution_ns": 0, "response_ns": response, "evidence": False})
+    summary = control_cycle.summarise(samples, _params(deadline_us=1000)).iloc[0]
+    assert summary["deadline_misses"] == 1
+    assert summary["max_us"] == 3000.0
+    assert summary["p50_us"] == 5.0
+    assert 5.0 < summary["p999_us"] < 3000.0
+    assert control_cycle.summarise(samples, _params(deadline_us=10)).iloc[0]["deadline_misses"] == 2
+
+
+def test_background_signer_runs_pinned_to_the_same_core():
+    with control_cycle.BackgroundSigner("ML-DSA-65", "auto", CPU, 4096, 3) as signer:
+        raw = _cycle.run(1_000_000, 100, 0, CPU, False, 1, 8, 0)
+    assert signer.ready["affinity"] == [CPU]
+    assert signer.stopped["signatures"] > 0 and signer.stopped["cpu_seconds"] > 0
+    assert raw["off_target_cycles"] == 0
+
+
+def test_background_signer_with_an_unknown_algorithm_fails_with_its_reason():
+    with pytest.raises(control_cycle.CycleError, match="did not start"), \
+            control_cycle.BackgroundSigner("NO-SUCH-SIG", "auto", CPU, 16, 1):
+        pass
+
+
+def test_unknown_background_signer_fails_before_any_run():
+    cfg = _params(configurations={"bg": CycleConfiguration(label="bg", background_signer="NO-SUCH-SIG")})
+    with pytest.raises(control_cycle.CycleError, match="NO-SUCH-SIG") as caught:
+        control_cycle.run_all(cfg, seed=1, progress=False)
+    assert caught.value.field == "control_cycle.configurations.bg.background_signer"
+
+
+def test_steal_time_is_read_for_an_existing_cpu_only():
+    ticks = control_cycle.steal_ticks(CPU)
+    assert ticks is None or ticks >= 0
+    assert control_cycle.steal_ticks(4095) is None

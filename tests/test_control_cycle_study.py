@@ -1,0 +1,86 @@
+"""The control-cycle study end to end on the smoke profile: seven configurations, every output, honest metadata."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pqlab import io, params
+from pqlab.paths import ProjectPaths
+from pqlab.report import collect, load_reference
+from pqlab.studies import control_cycle as study
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    from tests.conftest import REPO
+
+    root = tmp_path_factory.mktemp("project")
+    (root / "params").mkdir()
+    for name in ("params.yaml", "paper_reference.yaml"):
+        (root / "params" / name).write_text((REPO / "params" / name).read_text())
+    settings = params.load(root / "params" / "params.yaml", "smoke")
+    paths = ProjectPaths(root)
+    return settings, paths, study.run(settings, paths, progress=False)
+
+
+def test_every_configuration_ran_its_cycles(result):
+    settings, _, run = result
+    summary = run.data["summary"]
+    assert list(summary["configuration"]) == list(settings.control_cycle.configurations)
+    assert len(summary) == 7 and (summary["cycles"] == settings.control_cycle.cycles).all()
+    every = summary.set_index("configuration")["evidence_cycles"]
+    assert every["tag1_every"] == every["tag2_every"] == settings.control_cycle.cycles
+    assert every["baseline"] == every["bg_ml_dsa"] == every["bg_slh_dsa"] == 0
+    assert every["tag1_1hz"] == every["tag2_1hz"] == 1  # 40 cycles at 10 ms: the first cycle of the second
+
+
+def test_metrics_count_misses_and_tails_per_configuration(result):
+    settings, paths, run = result
+    metrics = json.loads((paths.derived / "control_cycle_metrics.json").read_text())
+    assert metrics == json.loads(json.dumps(run.metrics, default=str))
+    samples = run.data["samples"]
+    deadline = settings.control_cycle.period_us * 1000
+    assert metrics["deadline_misses_total"] == int((samples["response_ns"] > deadline).sum())
+    assert metrics["cycles_total"] == 7 * settings.control_cycle.cycles
+    for name, entry in metrics["configurations"].items():
+        assert entry["p50_us"] <= entry["p99_us"] <= entry["p999_us"] <= entry["max_us"], name
+        assert entry["deadline_misses"] >= 0
+    assert metrics["max_response_us"] == max(e["max_us"] for e in metrics["configurations"].values())
+    assert "not a PLC" in metrics["host"]
+    assert set(metrics["per_scan_cost_us"]) == {"scan", "one_tag", "two_tags_chain"}
+    assert metrics["evidence_us"]["one_tag"] > 0 and metrics["evidence_us"]["two_tags_chain"] > 0
+
+
+def test_scheduling_and_background_signers_are_recorded(result):
+    _, _, run = result
+    runs = {r["configuration"]: r for r in run.data["runs"]}
+    for r in runs.values():
+        assert r["affinity_is_target"] == 1 and r["off_target_cycles"] == 0
+        assert r["realtime_obtained"] == (r["policy_name"] == "SCHED_FIFO")
+        assert r["realtime_obtained"] or r["fifo_error"]
+    for name in ("bg_ml_dsa", "bg_slh_dsa"):
+        signer = runs[name]["signer"]
+        assert signer["ready"]["affinity"] == [runs[name]["cpu_requested"]]
+        assert signer["stopped"]["signatures"] >= 1
+    assert runs["baseline"]["signer"] is None
+
+
+def test_outputs_and_provenance(result):
+    _, paths, run = result
+    names = {p.name for p in run.files}
+    assert {"fig6_scan.pdf", "fig6_scan.png", "fig6_scan_summary.csv", "fig6_scan_summary.md",
+            "control_cycle_scan_cost.csv", "control_cycle_samples.parquet", "control_cycle_metrics.json"} <= names
+    metadata = io.read_parquet_metadata(paths.raw / "control_cycle_samples.parquet")
+    assert metadata["study"] == "control_cycle" and "not a PLC" in metadata["host_note"]
+    assert len(metadata["runs"]) == 7 and metadata["params"]["control_cycle"]["cycles"] == 40
+
+
+def test_every_report_row_of_the_stage_finds_its_value(result):
+    _, paths, _ = result
+    reference = load_reference(paths.paper_reference)
+    rows = collect(reference, paths.derived)
+    mine = [q.metric.startswith("control_cycle_metrics.json:") for q in reference.quantities]
+    assert sum(mine) >= 9
+    assert rows[mine]["here"].notna().all(), rows[mine][rows[mine]["here"].isna()]
