@@ -46,6 +46,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_attack_matrix.py
 	$(BIN)/python benchmarks/bench_design_space.py
 	$(BIN)/python benchmarks/bench_recovery.py
+	$(BIN)/python benchmarks/bench_scaling.py
 	$(BIN)/python benchmarks/bench_amort_fastpath.py
 	$(BIN)/python benchmarks/bench_paper_run.py
 

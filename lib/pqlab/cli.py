@@ -145,6 +145,21 @@ def _sensitivity(args: argparse.Namespace) -> int:
     return 0
 
 
+def _amortisation(args: argparse.Namespace) -> int:
+    from pqlab.studies import amortisation
+
+    result = amortisation.run(*_settings_and_paths(args), progress=not args.quiet)
+    metrics = result.metrics
+    print(f"controller path: {metrics['controller_path']['used']} ({metrics['controller_path']['reason']})")
+    print(result.tables["table2_amortised"].to_string(index=False))
+    print(result.tables["omission_detection"].to_string(index=False))
+    eq = metrics["equivocation"]
+    print(f"equivocation: {eq['exposed']} of {eq['trials']} exposed by comparing the two signed views")
+    print(metrics["dominant"]["sentence"])
+    _print_written(result)
+    return 0
+
+
 def _control_cycle(args: argparse.Namespace) -> int:
     from pqlab.studies import control_cycle
 
@@ -259,6 +274,29 @@ def _amort_fuzz(args: argparse.Namespace) -> int:
     return 0 if not result.mismatches else 1
 
 
+def _scaling(args: argparse.Namespace) -> int:
+    from pqlab.studies import scaling
+
+    result = scaling.run(*_settings_and_paths(args), progress=not args.quiet)
+    print(f"controller path: {result.metrics['controller_path']} ({result.metrics['controller_path_reason']})")
+    for name in ("table3_scaling", "isolation", "partition_replay"):
+        print(result.tables[name].to_string(index=False))
+    _print_written(result)
+    return 0
+
+
+def _device_origin(args: argparse.Namespace) -> int:
+    from pqlab.studies import device_origin
+
+    result = device_origin.run(*_settings_and_paths(args), progress=not args.quiet)
+    print(f"controller and device path: {result.metrics['controller_path']} "
+          f"({result.metrics['controller_path_reason']})")
+    for name in ("device_origin_auditor", "device_origin_tags"):
+        print(result.tables[name].to_string(index=False))
+    _print_written(result)
+    return 0
+
+
 def _study_arguments(parser: argparse.ArgumentParser, out_dir: bool = True) -> None:
     """The options every study command shares: which params file, which profile, where to write."""
     parser.add_argument("--params", default="params/params.yaml")
@@ -318,6 +356,12 @@ def build_parser() -> argparse.ArgumentParser:
     _grid_arguments(assume)
     assume.set_defaults(func=_assumptions)
 
+    amort = sub.add_parser("amortisation", help="run the AMORT-V1 amortisation study (Eq. 1, Table II, Fig. 3, Fig. 4, "
+                           "omission and equivocation trials)")
+    _study_arguments(amort)
+    amort.add_argument("--quiet", action="store_true", help="no progress bars")
+    amort.set_defaults(func=_amortisation)
+
     rec = sub.add_parser("recovery", help="run AMORT-V1 restart/rollback recovery with a real TPM 2.0 (Table IV)")
     _study_arguments(rec)
     rec.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -354,6 +398,18 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
     rep.add_argument("--root", default=".", help="project folder")
     rep.set_defaults(func=_report)
+    scale = sub.add_parser("scaling", help="run AMORT-V1 fleet scaling (Table III), isolation, re-keying and "
+                           "partition replay")
+    _study_arguments(scale)
+    scale.add_argument("--quiet", action="store_true", help="no progress bar")
+    scale.set_defaults(func=_scaling)
+
+    origin = sub.add_parser("device-origin", help="run AMORT-V1 device-origin costs (Fig. 5, one vs two tags, "
+                            "prover extra work)")
+    _study_arguments(origin)
+    origin.add_argument("--quiet", action="store_true", help="no progress bar")
+    origin.set_defaults(func=_device_origin)
+
     return parser
 
 

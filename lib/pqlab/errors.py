@@ -85,3 +85,15 @@ class SimulationError(PqlabError):
     def __init__(self, status: str, message: str) -> None:
         self.code = status
         super().__init__(message, field="thread simulator")
+
+
+class MeasurementError(PqlabError):
+    """A measurement subprocess failed or returned something unusable."""
+
+    code = "MEASUREMENT_FAILED"
+
+
+class StudyInputError(PqlabError):
+    """A study's input from another stage is missing or lacks what the study needs."""
+
+    code = "STUDY_INPUT"

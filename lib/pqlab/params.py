@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 from pathlib import Path
 from typing import Any, Literal
 
@@ -440,6 +441,160 @@ class AmortParams(_Strict):
     controller_path: Literal["reference", "native"] = "native"
 
 
+def _powers_of_two(low: int, high: int) -> tuple[int, ...]:
+    return tuple(1 << e for e in range(low, high + 1))
+
+
+def _strictly_increasing(values: tuple[int, ...], field: str) -> None:
+    if any(b <= a for a, b in itertools.pairwise(values)):
+        raise ValueError(f"{field} must be strictly increasing, got {list(values)}")
+
+
+class ScalingParams(_Strict):
+    """AMORT-V1 §V-E/§V-H: controller scaling (Table III), isolation and re-keying, partition replay."""
+
+    # Table III: one report per identity per checkpoint (batch = identity count), ML-DSA-65 checkpoints
+    identities: tuple[int, ...] = Field(default=(10, 100, 1000, 4000, 10_000, 100_000), min_length=1)
+    checkpoint_signer: Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"] = "ML-DSA-65"
+    backend: BackendChoice = "auto"
+    tag_len: Literal[8, 12, 16] = 16
+    disclosure_tag: bool = False          # Table III's reports carry the evidence tag only (paper: ~99 B/report)
+    trials: int = Field(default=5, ge=1, le=100)            # one fresh process (fresh keys, fresh fleet) per trial
+    rounds: int = Field(default=3, ge=1, le=10_000)          # timed checkpoints per trial, at least ...
+    min_reports: int = Field(default=2000, ge=1, le=10_000_000)  # ... and at least this many timed reports
+    warmup_rounds: int = Field(default=1, ge=0, le=100)
+    verify_reps: int = Field(default=20, ge=1, le=10_000)   # ML-DSA verifications of the last checkpoint
+    size_budget_octets: int = Field(default=1_000_000, ge=4096, le=1 << 40)
+    # §V-H isolation and re-keying
+    isolation_fleets: tuple[int, ...] = Field(default=(100, 1000, 10_000), min_length=1)
+    rekey_limit: int | None = Field(default=None, ge=1, le=10_000_000)  # identities re-keyed per fleet; None: all
+    # §V-H partition replay
+    replay_backlogs: tuple[int, ...] = Field(default=_powers_of_two(6, 12), min_length=1)
+    replay_fleet: int = Field(default=1000, ge=1, le=1_000_000)   # identities registered beside the partitioned one
+    replay_rate_hz: float = Field(default=1.0, gt=0.0, le=1e6)    # the partitioned device's report rate
+    replay_window_s: float = Field(default=3600.0, gt=0.0, le=1e7)  # "a one-hour backlog"
+    replay_trials: int = Field(default=5, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ScalingParams:
+        for name in ("identities", "isolation_fleets", "replay_backlogs"):
+            _strictly_increasing(getattr(self, name), name)
+            if min(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be positive")
+        if min(self.isolation_fleets) < 2:
+            raise ValueError("isolation_fleets: a fleet needs two identities to show isolation")
+        return self
+
+
+class DeviceOriginParams(_Strict):
+    """AMORT-V1 §V-F, Fig. 5: cold-auditor cost per report by audit level, one vs two tags, prover extra work."""
+
+    k_values: tuple[int, ...] = Field(default=_powers_of_two(6, 12), min_length=1)  # checkpoint interval k
+    checkpoint_signer: Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"] = "ML-DSA-65"
+    device_signer: Literal["ML-DSA-65"] = "ML-DSA-65"  # mechanism (c): the device's sub-checkpoint key
+    tag_len: Literal[8, 12, 16] = 16
+    trials: int = Field(default=5, ge=1, le=100)     # fresh keys, controller, device and auditor per trial
+    reps: int = Field(default=3, ge=1, le=1000)      # timed samples per trial and k
+    # each sample: the median of ceil(pass_reports / k) passes over the k reports (small k would be one short loop)
+    pass_reports: int = Field(default=4096, ge=1, le=1_000_000)
+    # one-tag vs two-tag controller cost, alternated within each trial
+    controller_identities: int = Field(default=10_000, ge=1, le=1_000_000)
+    controller_trials: int = Field(default=5, ge=1, le=100)
+    controller_rounds: int = Field(default=2, ge=1, le=1000)   # checkpoints per configuration per trial
+    # the prover's extra work per report (second tag + chain step), on the device path
+    prover_reports: int = Field(default=2000, ge=10, le=10_000_000)
+    prover_trials: int = Field(default=5, ge=1, le=100)
+    report_rate_hz: float = Field(default=1.0, gt=0.0, le=1e6)  # one device's reports per second (disclosure delay)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DeviceOriginParams:
+        _strictly_increasing(self.k_values, "k_values")
+        if min(self.k_values) < 2:
+            raise ValueError("k_values must be at least 2")
+
+
+CheckpointSigner = Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"]  # the two checkpoint signatures of AMORT-V1
+
+
+class AmortBaseline(_Strict):
+    """One baseline of Table II / Fig. 3: a checkpoint signer with or without a durable evidence log."""
+
+    label: str = Field(min_length=1)
+    signer: CheckpointSigner
+    durable_log: bool
+
+
+class AmortModelInputs(_Strict):
+    """Which rows of the cost study (``data/derived/costs_stats.parquet``, column ``op_id``) feed Eq. 1.
+
+    The signature row is ``sign_<signer>`` on the backend the sweep signs with."""
+
+    mac: str = "hmac_sha256"
+    leaf: str = "merkle_leaf_interior"
+    fsync: str = "write_fsync"
+
+
+def _default_baselines() -> dict[str, AmortBaseline]:
+    return {
+        "mldsa_nolog": AmortBaseline(label="ML-DSA-65, no durable log", signer="ML-DSA-65", durable_log=False),
+        "mldsa_log": AmortBaseline(label="ML-DSA-65, durable log", signer="ML-DSA-65", durable_log=True),
+        "slhdsa_log": AmortBaseline(label="SLH-DSA-SHA2-128f, durable log", signer="SLH-DSA-SHA2-128f",
+                                    durable_log=True),
+    }
+
+
+class AmortisationParams(_Strict):
+    """AMORT-V1 §V-D: Eq. 1, the checkpoint-interval sweep (Table II, Fig. 3), omission and equivocation trials,
+    the cost-detection trade-off (Fig. 4) and where the finding moves with signing backend and storage."""
+
+    baselines: dict[str, AmortBaseline] = Field(default_factory=_default_baselines, min_length=1)
+    backend: BackendChoice = "auto"   # signing backend of the sweep (and of the cost-study row Eq. 1 reads)
+    model_inputs: AmortModelInputs = Field(default_factory=AmortModelInputs)
+    intervals: tuple[int, ...] = Field(default=tuple(2 ** i for i in range(13)), min_length=2)
+    devices: int = Field(default=4, ge=2, le=1024)        # reporting devices, round-robin
+    disclosure_tag: bool = True                            # reports carry both tags (117 octets)
+    warmup_reports: int = Field(default=16, ge=0, le=1_000_000)
+    trials: int = Field(default=3, ge=1, le=1000)          # sweep trials per point (paper: five)
+    min_reports: int = Field(default=128, ge=1, le=10_000_000)     # per point: at least this many reports ...
+    min_checkpoints: int = Field(default=4, ge=1, le=1_000_000)   # ... and at least this many checkpoints
+    omission_trials: int = Field(default=25, ge=1, le=100_000)    # per interval and strategy (paper: 200)
+    omission_strategies: tuple[Literal["declared", "trimmed"], ...] = Field(default=("declared", "trimmed"),
+                                                                           min_length=1)
+    equivocation_trials: int = Field(default=25, ge=1, le=100_000)  # paper: 200
+    equivocation_k: int = Field(default=64, ge=2, le=1_000_000)
+    rates: tuple[float, ...] = Field(default=(1.0, 100.0, 1000.0), min_length=1)  # Fig. 4 fleets, reports/s
+    # Storage targets for the durable log: name -> folder (relative to the project root, or absolute).
+    storage: dict[str, str] = Field(default_factory=lambda: {"data disk": "data/raw", "tmpfs": "/dev/shm"},
+                                    min_length=1)
+    log_storage: str = "data disk"    # the target the main sweep writes its log to
+    sensitivity_intervals: tuple[int, ...] = Field(default=(1, 16, 256, 4096), min_length=1)
+    sensitivity_trials: int = Field(default=1, ge=1, le=1000)
+    sensitivity_min_reports: int = Field(default=64, ge=1, le=10_000_000)
+    sensitivity_min_checkpoints: int = Field(default=2, ge=1, le=1_000_000)
+    probe_reps: int = Field(default=30, ge=1, le=1_000_000)
+    probe_message_octets: int = Field(default=4096, ge=1, le=1 << 20)
+    probe_block_octets: int = Field(default=4096, ge=1, le=1 << 24)
+    bootstrap_resamples: int = Field(default=2000, ge=100, le=1_000_000)
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AmortisationParams:
+        for name in ("intervals", "sensitivity_intervals"):
+            values = getattr(self, name)
+            if any(isinstance(v, bool) or v < 1 or v > 1 << 24 for v in values):
+                raise ValueError(f"{name}: every interval must be an integer in [1, 2^24] (got {list(values)})")
+            _strictly_increasing(values, name)
+        if any(r <= 0 or r != r or r == float("inf") for r in self.rates):
+            raise ValueError(f"rates: every report rate must be a finite number > 0 (got {list(self.rates)})")
+        if len(set(self.omission_strategies)) != len(self.omission_strategies):
+            raise ValueError("omission_strategies: each strategy at most once")
+        if self.log_storage not in self.storage:
+            raise ValueError(f"log_storage: {self.log_storage!r} is not one of storage {sorted(self.storage)}")
+        if any(not str(folder).strip() for folder in self.storage.values()):
+            raise ValueError("storage: every target needs a folder")
+        return self
+
+
 class StudyParams(_Strict):
     """The parameters one run sees: each stage section with the selected profile's values merged in."""
 
@@ -458,6 +613,9 @@ class StudyParams(_Strict):
     image_tree: ImageTreeParams = ImageTreeParams()
     full_image: FullImageParams = FullImageParams()
     amort: AmortParams = Field(default_factory=AmortParams)
+    scaling: ScalingParams = Field(default_factory=ScalingParams)
+    device_origin: DeviceOriginParams = Field(default_factory=DeviceOriginParams)
+    amortisation: AmortisationParams = Field(default_factory=AmortisationParams)
     sensitivity: SensitivityParams = Field(default_factory=lambda: SensitivityParams(runs=200))
     assumptions: AssumptionsParams = Field(default_factory=lambda: AssumptionsParams(runs=300))
 

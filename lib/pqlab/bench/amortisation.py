@@ -1,0 +1,252 @@
+"""AMORT-V1 §V-D timing: the checkpoint-interval sweep on the controller fast path, and the backend/storage probe.
+
+Each sweep point runs the real per-report path (``pqlab.amort.fastpath``, reference or native) with real keys:
+device evidence keys from ML-KEM-768 exchanges (HKDF as §IV-A), reports built by fast-path devices, every
+report verified by the controller, one checkpoint body per ``k`` reports signed with pqlab.crypto, and — for
+the baselines with a durable log — one append + fsync per checkpoint (``DurableLog``). Report generation is
+not timed; everything the controller does is, per checkpoint and per phase.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from pqlab import crypto
+from pqlab.amort import fastpath, kdf
+from pqlab.amort.durable import DurableLog
+from pqlab.amort.errors import AmortError
+from pqlab.amort.identity import KEM_ALGORITHM, SigningKey
+from pqlab.bench.harness import empty_call_overhead_ns, time_calls
+from pqlab.stats import median_ci
+
+CONTROLLER_ID = b"CTRL-001"
+PHASES = ("ingest_ns", "body_ns", "sign_ns", "commit_ns", "write_ns")
+PER_REPORT_PHASES = ("ingest_ns", "body_ns", "commit_ns")  # grow with the reports in a batch
+PER_CHECKPOINT_PHASES = ("sign_ns", "write_ns")            # once per checkpoint: Eq. 1's C_sign + C_fsync
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """One curve of Fig. 3: a checkpoint signer on a backend, with or without a durable log on ``storage``."""
+
+    scheme: str
+    label: str
+    signer: str
+    backend: str
+    durable_log: bool
+    storage: str = ""          # name of the storage target the log is written to ("" without a log)
+    storage_path: Path | None = None
+
+
+def reports_per_point(k: int, min_reports: int, min_checkpoints: int) -> tuple[int, int]:
+    """(reports, checkpoints) for interval ``k``: at least ``min_checkpoints`` checkpoints and ``min_reports``
+    reports, in whole batches of ``k``."""
+    if k < 1 or min_reports < 1 or min_checkpoints < 1:
+        raise ValueError("k, min_reports and min_checkpoints must be >= 1")
+    checkpoints = max(min_checkpoints, math.ceil(min_reports / k))
+    return k * checkpoints, checkpoints
+
+
+def device_id(n: int) -> bytes:
+    return f"PLC-{n:04d}".encode()
+
+
+def epoch_keys(n_devices: int, epoch: int = 1) -> dict[bytes, bytes]:
+    """K_evid per device from a real ML-KEM-768 exchange each (encapsulate, decapsulate, HKDF as §IV-A)."""
+    kem = crypto.get_kem(KEM_ALGORITHM)
+    keys = {}
+    for n in range(1, n_devices + 1):
+        pair = kem.keygen()
+        ciphertext, shared = kem.encaps(pair.public)
+        if kem.decaps(pair.secret, ciphertext) != shared:
+            raise AmortError("MAC_FAIL", "ML-KEM shared secrets disagree", field="epoch")
+        _, k_evid = kdf.epoch_keys(hashlib.sha256(ciphertext).digest(), shared, device_id(n), epoch)
+        keys[device_id(n)] = k_evid
+    return keys
+
+
+def make_reports(path: str, keys: dict[bytes, bytes], total: int, rng: np.random.Generator,
+                 disclosure_tag: bool = True) -> list[bytes]:
+    """``total`` reports, round-robin over fast-path devices in epoch 1 (built before any timing starts)."""
+    n = len(keys)
+    devices = [fastpath.open_device(path, dev, 1, k_evid, rng.bytes(32), chain_length=total // n + 2)
+               for dev, k_evid in keys.items()]
+    digests = [rng.bytes(32) for _ in range(16)]
+    return [devices[i % n].report(digests[i % 16], 1_000 * (i + 1), disclosure_tag=disclosure_tag)
+            for i in range(total)]
+
+
+def framed(reports: list[bytes], k: int) -> list[list[bytes]]:
+    """Batches of ``k`` reports, each as framed buffers of at most MAX_BATCH reports (one ``ingest`` call each)."""
+    out = []
+    for start in range(0, len(reports), k):
+        batch = reports[start:start + k]
+        out.append([fastpath.frame(batch[i:i + fastpath.MAX_BATCH])
+                    for i in range(0, len(batch), fastpath.MAX_BATCH)])
+    return out
+
+
+def _log(baseline: Baseline) -> DurableLog | None:
+    if not baseline.durable_log:
+        return None
+    if baseline.storage_path is None:
+        raise ValueError(f"baseline {baseline.scheme} keeps a durable log but names no storage folder")
+    handle, name = tempfile.mkstemp(dir=baseline.storage_path, prefix=".amort-sweep-", suffix=".log")
+    os.close(handle)
+    return DurableLog(name)
+
+
+def run_point(path: str, baseline: Baseline, key: SigningKey, keys: dict[bytes, bytes], k: int, checkpoints: int,
+              rng: np.random.Generator, *, disclosure_tag: bool = True, warmup_reports: int = 16) -> list[dict]:
+    """One sweep point: a fresh controller on ``path``; one untimed warm-up checkpoint of min(k, warmup_reports)
+    reports, then ``checkpoints`` timed checkpoints of ``k`` reports each. One row per timed checkpoint."""
+    warm = min(k, warmup_reports)
+    reports = make_reports(path, keys, warm + k * checkpoints, rng, disclosure_tag)
+    warm_up, timed = framed(reports[:warm], max(warm, 1)), framed(reports[warm:], k)
+    ctl = fastpath.open_controller(path, controller_id=CONTROLLER_ID, sig_alg=baseline.signer)
+    for dev, k_evid in keys.items():
+        ctl.register_epoch(dev, 1, k_evid)
+    signer, secret, context = key.signer, key.secret, fastpath.CHECKPOINT_CONTEXT
+    clock = time.perf_counter_ns
+    log = _log(baseline)
+    rows = []
+    try:
+        for chunks in warm_up:
+            for chunk in chunks:
+                _check(ctl.ingest(chunk))
+            signed = ctl.commit(signer.sign(secret, ctl.checkpoint_body(), context))
+            if log is not None:
+                log.append(signed)
+        for index, chunks in enumerate(timed):
+            t0 = clock()
+            verdicts = [ctl.ingest(chunk) for chunk in chunks]
+            t1 = clock()
+            body = ctl.checkpoint_body()
+            t2 = clock()
+            signature = signer.sign(secret, body, context)
+            t3 = clock()
+            signed = ctl.commit(signature)
+            t4 = clock()
+            if log is not None:
+                log.append(signed)
+            t5 = clock()
+            for v in verdicts:
+                _check(v)
+            rows.append({"checkpoint": index, "reports": k, "ingest_ns": t1 - t0, "body_ns": t2 - t1,
+                         "sign_ns": t3 - t2, "commit_ns": t4 - t3, "write_ns": t5 - t4, "total_ns": t5 - t0,
+                         "checkpoint_octets": len(signed)})
+    finally:
+        if log is not None:
+            log.close()
+            log.path.unlink(missing_ok=True)
+    if ctl.tree_size != warm + k * checkpoints:
+        raise AmortError("SEQ_GAP", f"tree holds {ctl.tree_size} reports, {warm + k * checkpoints} were sent",
+                         field="tree_size")
+    return rows
+
+
+def _check(verdicts: fastpath.Verdicts) -> None:
+    if verdicts.n_accepted != len(verdicts):
+        bad = next(v for v in verdicts if not v.accepted)
+        raise AmortError(bad.code, "the controller rejected a sweep report", field=bad.field)
+
+
+def sweep(path: str, baselines: list[Baseline], ks: list[int], trials: int, seed: int, *, n_devices: int,
+          min_reports: int, min_checkpoints: int, disclosure_tag: bool = True, warmup_reports: int = 16,
+          desc: str = "amortisation sweep", progress: bool = True) -> pd.DataFrame:
+    """Every (trial, baseline, k) point; fresh signing and evidence keys per trial and baseline. Raw rows."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    plan = [(trial, baseline) for trial in range(trials) for baseline in baselines]
+    with tqdm(total=len(plan) * len(ks), desc=desc, disable=not progress) as bar:
+        for trial, baseline in plan:
+            key = SigningKey.generate(baseline.signer, baseline.backend)
+            keys = epoch_keys(n_devices)
+            order = list(rng.permutation(len(ks)))  # shuffled per trial: machine drift does not follow k
+            for position in order:
+                k = ks[position]
+                bar.set_postfix_str(f"trial {trial + 1}: {baseline.label}, k = {k}")
+                _, checkpoints = reports_per_point(k, min_reports, min_checkpoints)
+                rows = run_point(path, baseline, key, keys, k, checkpoints, rng, disclosure_tag=disclosure_tag,
+                                 warmup_reports=warmup_reports)
+                frame = pd.DataFrame(rows)
+                frame.insert(0, "k", k)
+                frame.insert(0, "trial", trial)
+                for name, value in (("storage", baseline.storage), ("durable_log", baseline.durable_log),
+                                    ("backend", baseline.backend), ("signer", baseline.signer),
+                                    ("label", baseline.label), ("scheme", baseline.scheme)):
+                    frame.insert(0, name, value)
+                frames.append(frame)
+                bar.update()
+    raw = pd.concat(frames, ignore_index=True)
+    raw["path"] = path
+    return raw
+
+
+def per_trial(raw: pd.DataFrame) -> pd.DataFrame:
+    """Amortised cost per report of each (scheme, k, trial): all controller time / all reports, and its split."""
+    keys = ["scheme", "label", "signer", "backend", "durable_log", "storage", "k", "trial"]
+    sums = raw.groupby(keys, sort=False)[["reports", "total_ns", *PHASES]].sum()
+    counts = raw.groupby(keys, sort=False).size().rename("checkpoints")
+    out = sums.join(counts).reset_index()
+    out["amortised_us"] = out["total_ns"] / out["reports"] / 1000.0
+    out["per_report_us"] = out[list(PER_REPORT_PHASES)].sum(axis=1) / out["reports"] / 1000.0
+    out["per_checkpoint_us"] = out[list(PER_CHECKPOINT_PHASES)].sum(axis=1) / out["checkpoints"] / 1000.0
+    out["sign_us"] = out["sign_ns"] / out["checkpoints"] / 1000.0
+    out["write_us"] = out["write_ns"] / out["checkpoints"] / 1000.0
+    return out
+
+
+def summarise(trials: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    """Per (scheme, k): median amortised cost over trials with a percentile-bootstrap CI, and the phase medians."""
+    rows = []
+    keys = ["scheme", "label", "signer", "backend", "durable_log", "storage", "k"]
+    for index, (key, group) in enumerate(trials.groupby(keys, sort=False)):
+        median, lo, hi = median_ci(group["amortised_us"].to_numpy(), resamples, confidence, seed + index)
+        rows.append({**dict(zip(keys, key, strict=True)), "trials": len(group), "reports": int(group["reports"].sum()),
+                     "checkpoints": int(group["checkpoints"].sum()),
+                     "measured_us": median, "measured_lo": lo, "measured_hi": hi,
+                     "measured_min": float(group["amortised_us"].min()),
+                     "measured_max": float(group["amortised_us"].max()),
+                     "per_report_us": float(group["per_report_us"].median()),
+                     "per_checkpoint_us": float(group["per_checkpoint_us"].median()),
+                     "sign_us": float(group["sign_us"].median()), "write_us": float(group["write_us"].median())})
+    return pd.DataFrame(rows).sort_values(["scheme", "k"], kind="stable").reset_index(drop=True)
+
+
+# --- where the finding moves: signing backends x storage targets --------------------------------------------------
+
+def probe(signer: str, backend: str, storage: Path, reps: int, message_octets: int, block_octets: int,
+          rng: np.random.Generator, warmup: int = 2) -> dict[str, Any]:
+    """Median C_sign (one ``signer`` signature over ``message_octets`` on ``backend``) and C_fsync (one
+    ``block_octets`` append + fsync in ``storage``), µs, harness overhead removed."""
+    overhead = empty_call_overhead_ns(reps=1000)
+    key = SigningKey.generate(signer, backend)
+    message = rng.bytes(message_octets)
+    sign_ns = time_calls(lambda: key.signer.sign(key.secret, message, fastpath.CHECKPOINT_CONTEXT), reps,
+                         warmup=warmup)
+    block = rng.bytes(block_octets)
+    handle, name = tempfile.mkstemp(dir=storage, prefix=".amort-probe-")
+    try:
+        def write() -> None:
+            os.write(handle, block)
+            os.fsync(handle)
+
+        write_ns = time_calls(write, reps, warmup=warmup)
+    finally:
+        os.close(handle)
+        os.unlink(name)
+    return {"c_sign_us": float(np.median(np.clip(sign_ns - overhead, 0, None))) / 1000.0,
+            "c_fsync_us": float(np.median(np.clip(write_ns - overhead, 0, None))) / 1000.0,
+            "sign_reps": reps, "write_reps": reps, "overhead_ns": overhead}

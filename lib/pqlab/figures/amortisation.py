@@ -1,0 +1,137 @@
+"""Figures of stage ``amortisation``: Fig. 3 (sweep vs Eq. 1), Fig. 4 (cost vs detection window), the sensitivity."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.lines import Line2D
+from matplotlib.ticker import LogLocator
+
+from pqlab.amort import amortisation as eq1
+from pqlab.figures import style
+
+_LINESTYLES = ("-", "--", ":", "-.")
+
+
+def _palette(names: Sequence[str]) -> dict[str, tuple]:
+    return dict(zip(names, sns.color_palette("colorblind", len(names)), strict=True))
+
+
+def _us(value: float) -> str:
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def _k_grid(intervals: Sequence[int]) -> np.ndarray:
+    return np.geomspace(min(intervals), max(intervals), 200)
+
+
+def fig3_amortisation(points: pd.DataFrame, inputs: dict[str, eq1.CostInputs], intervals: Sequence[int],
+                      machine: str, path: str) -> plt.Figure:
+    """Fig. 3: measured amortised cost per report (median over trials, bootstrap CI) over Eq. 1 for each
+    baseline; the dotted line is the symmetric floor C_mac + C_leaf."""
+    style.apply()
+    colours = _palette(list(inputs))
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    grid = _k_grid(intervals)
+    for scheme, values in inputs.items():
+        colour = colours[scheme]
+        ax.plot(grid, eq1.model_curve(values, grid), color=colour, linewidth=1.2, linestyle="--",
+                label=f"{values.label} — Eq. 1")
+        mine = points[points["scheme"] == scheme].sort_values("k")
+        errors = np.vstack([mine["measured_us"] - mine["measured_lo"], mine["measured_hi"] - mine["measured_us"]])
+        ax.errorbar(mine["k"], mine["measured_us"], yerr=np.clip(errors, 0, None), fmt="o", color=colour,
+                    markersize=4, capsize=2.5, linewidth=0.9, label=f"{values.label} — measured")
+    floor = next(iter(inputs.values())).floor
+    ax.axhline(floor, color="black", linestyle=":", linewidth=1.0)
+    ax.annotate(f"symmetric floor C_mac + C_leaf = {floor:.3g} µs (cost study)", (min(intervals), floor),
+                textcoords="offset points", xytext=(2, 3), fontsize=8)
+    path_floor = float(points.loc[points["k"] == max(intervals), "per_report_us"].median())
+    if np.isfinite(path_floor) and path_floor > 0:
+        ax.axhline(path_floor, color="grey", linestyle="-.", linewidth=0.8)
+        ax.annotate(f"the path's own per-report cost at k = {max(intervals):,}: {path_floor:.3g} µs",
+                    (min(intervals), path_floor), textcoords="offset points", xytext=(2, -11), fontsize=7,
+                    color="dimgrey")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(list(intervals), [f"{k:,}" for k in intervals], fontsize=8)
+    ax.minorticks_off()
+    ax.set_xlabel("checkpoint interval k (records)")
+    ax.set_ylabel("amortised cost per report (µs, log)")
+    ax.legend(fontsize=7, ncol=2, loc="upper right")
+    ax.set_title(f"Measured amortised cost against Equation 1 — {path} controller path, {machine}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def fig4_tradeoff(inputs: dict[str, eq1.CostInputs], rates: Sequence[float], intervals: Sequence[int],
+                  machine: str) -> plt.Figure:
+    """Fig. 4: Eq. 1 cost against the detection window W = k / r for fleets offering each rate (colour),
+    one curve per baseline (line style), k over the swept range; dots mark k*."""
+    style.apply()
+    colours = _palette([f"{r:g}" for r in rates])
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    grid = _k_grid(intervals)
+    for rate in rates:
+        for values, line in zip(inputs.values(), _LINESTYLES * len(inputs), strict=False):
+            ax.plot(eq1.window(grid, rate), eq1.model_curve(values, grid), color=colours[f"{rate:g}"],
+                    linestyle=line, linewidth=1.3)
+            star = eq1.k_star(values)
+            if min(intervals) <= star <= max(intervals):
+                ax.plot(eq1.window(star, rate), eq1.cost(values, star), "o", color=colours[f"{rate:g}"], markersize=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10))
+    ax.set_xlabel("detection window W = k / r (s, log)")
+    ax.set_ylabel("amortised cost per report (µs, log)")
+    rate_handles = [Line2D([], [], color=colours[f"{r:g}"], linewidth=2) for r in rates]
+    scheme_handles = [Line2D([], [], color="black", linestyle=line) for line in _LINESTYLES[:len(inputs)]]
+    first = ax.legend(rate_handles, [f"fleet offering {r:g} rep/s" for r in rates], fontsize=7, loc="upper right")
+    ax.add_artist(first)
+    ax.legend(scheme_handles, [v.label for v in inputs.values()], fontsize=7, loc="lower left")
+    ax.set_title(f"RQ1 cost–detection trade-off (Eq. 1 with measured inputs; dots: k*) — {machine}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def amortisation_sensitivity(summary: pd.DataFrame, points: pd.DataFrame, machine: str, path: str) -> plt.Figure:
+    """Where the finding moves: (a) the signature's and the durable write's share of the amortisable cost and
+    k* for every signing backend x storage target; (b) Eq. 1 with those inputs against a short sweep."""
+    style.apply()
+    data = summary.reset_index(drop=True)
+    colours = _palette(list(data["combo"]))
+    fig, (bars, curves) = plt.subplots(1, 2, figsize=(11.0, 0.45 * len(data) + 2.6),
+                                       gridspec_kw={"width_ratios": [1.0, 1.2]})
+    y = np.arange(len(data))
+    sign, write = data["share_signature"] * 100, data["share_write"] * 100
+    bars.barh(y, sign, color="#b2182b", label="signature C_sign")
+    bars.barh(y, write, left=sign, color="#2166ac", label="durable write C_fsync")
+    for yi, row in zip(y, data.itertuples(), strict=True):
+        bars.text(101, yi, f"k* = {row.k_star:,.0f}\n{_us(row.c_sign_us)} + {_us(row.c_fsync_us)} µs",
+                  va="center", fontsize=7)
+    bars.set_yticks(y, data["combo"], fontsize=8)
+    bars.invert_yaxis()
+    bars.set_xlim(0, 100)
+    bars.set_xlabel("share of the amortisable cost C_sign + C_fsync (%)")
+    bars.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2)
+    bars.set_title("(a) dominant term and k* by signing backend and storage", fontsize=9, pad=22)
+    for combo, group in points.groupby("combo", sort=False):
+        group = group.sort_values("k")
+        colour = colours.get(combo, "grey")
+        curves.plot(group["k"], group["model_us"], color=colour, linestyle="--", linewidth=1.0)
+        curves.plot(group["k"], group["measured_us"], "o", color=colour, markersize=4, label=combo)
+    curves.set_xscale("log", base=2)
+    curves.set_yscale("log")
+    ks = sorted(set(points["k"]))
+    curves.set_xticks(ks, [f"{k:,}" for k in ks], fontsize=8)
+    curves.minorticks_off()
+    curves.set_xlabel("checkpoint interval k (records)")
+    curves.set_ylabel("amortised cost per report (µs, log)")
+    curves.legend(fontsize=6.5, loc="upper right")
+    curves.set_title(f"(b) Eq. 1 (dashed) vs short sweep (dots), {path} path", fontsize=9)
+    fig.suptitle(f"Where the signature/write split moves — {machine}", fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,215 @@
+"""The amortisation study: sweep structure on both controller paths, detection trials, and the stage end to end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from pqlab import io, params
+from pqlab.amort import fastpath, trials
+from pqlab.amort.lab import KeySet
+from pqlab.bench import amortisation as sweep
+from pqlab.paths import ProjectPaths
+from pqlab.studies import amortisation, costs
+
+PATHS = ["reference"] + (["native"] if fastpath.native_status()[0] else [])
+
+
+def test_reports_per_point_covers_reports_and_checkpoints():
+    assert sweep.reports_per_point(1, 16, 2) == (16, 16)
+    assert sweep.reports_per_point(4, 16, 2) == (16, 4)
+    assert sweep.reports_per_point(64, 16, 2) == (128, 2)
+    with pytest.raises(ValueError):
+        sweep.reports_per_point(0, 16, 2)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_sweep_rows_follow_the_plan(path, tmp_path):
+    baselines = [sweep.Baseline("nolog", "no log", "ML-DSA-65", "auto", False),
+                 sweep.Baseline("log", "log", "ML-DSA-65", "auto", True, "tmp", tmp_path)]
+    ks = [1, 3, 8]
+    raw = sweep.sweep(path, baselines, ks, 2, seed=5, n_devices=3, min_reports=6, min_checkpoints=2,
+                      progress=False)
+    for k in ks:
+        _, checkpoints = sweep.reports_per_point(k, 6, 2)
+        rows = raw[raw["k"] == k]
+        assert len(rows) == checkpoints * 2 * len(baselines)      # one row per timed checkpoint and trial
+        assert (rows["reports"] == k).all()
+    assert (raw[raw["scheme"] == "nolog"]["write_ns"] < raw[raw["scheme"] == "log"]["write_ns"].min()).all()
+    assert (raw[list(sweep.PHASES)].to_numpy() >= 0).all() and (raw["path"] == path).all()
+    assert list(tmp_path.iterdir()) == []                           # the scratch log is gone
+    per_trial = sweep.per_trial(raw)
+    assert len(per_trial) == len(ks) * 2 * len(baselines)
+    total = per_trial["total_ns"] / per_trial["reports"] / 1000
+    np.testing.assert_allclose(per_trial["amortised_us"], total)
+    stats = sweep.summarise(per_trial, 200, 0.95, seed=1)
+    assert len(stats) == len(ks) * len(baselines)
+    assert ((stats["measured_lo"] <= stats["measured_us"]) & (stats["measured_us"] <= stats["measured_hi"])).all()
+
+
+def test_a_rejected_report_stops_the_sweep(tmp_path):
+    keys = sweep.epoch_keys(2)
+    reports = sweep.make_reports("reference", keys, 4, np.random.default_rng(1))
+    ctl = fastpath.open_controller("reference")
+    for dev, k_evid in keys.items():
+        ctl.register_epoch(dev, 1, k_evid)
+    verdicts = ctl.ingest([reports[0], reports[0]])              # a replay
+    with pytest.raises(Exception, match="SEQ_DUPLICATE"):
+        sweep._check(verdicts)
+
+
+@pytest.fixture(scope="module")
+def keys():
+    return KeySet.generate(3, "ML-DSA-65")
+
+
+@pytest.mark.parametrize("k", [1, 5, 12])
+def test_declared_omission_is_caught_by_range_width_at_the_next_checkpoint(keys, tmp_path, k):
+    rows = trials.omission_trials(keys, [k], 4, seed=11, workdir=tmp_path, strategies=("declared",), n_devices=3,
+                                  progress=False)
+    for row in rows:
+        assert row["exposed"] and row["checkpoints_until_exposed"] == 1
+        assert row["code"] == "SEQ_GAP" and row["check"] == trials.WIDTH
+        assert row["delay_records"] == k - row["position"] + 1 <= k
+
+
+def test_trimmed_omission_of_a_device_s_last_record_surfaces_later(keys, tmp_path):
+    # k = 6 over 3 devices: position 6 is device 3's last record of the batch; position 1 is device 1's first.
+    last = trials.omission_trial(keys, 6, 3, tmp_path, strategy="trimmed", n_devices=3, position=6)
+    assert last["last_of_device_in_batch"] and last["exposed"]
+    assert last["checkpoints_until_exposed"] == 2 and last["check"] == trials.CONTINUITY
+    assert last["delay_records"] == 1 + 6
+    first = trials.omission_trial(keys, 6, 3, tmp_path, strategy="trimmed", n_devices=3, position=1)
+    assert first["checkpoints_until_exposed"] == 1 and first["check"] == trials.CONTINUITY
+    middle = trials.omission_trial(keys, 9, 3, tmp_path, strategy="trimmed", n_devices=3, position=4)
+    assert middle["checkpoints_until_exposed"] == 1 and middle["check"] == trials.WIDTH
+
+
+def test_every_equivocation_is_exposed_by_comparing_views(keys, tmp_path):
+    rows = trials.equivocation_trials(keys, 8, 6, seed=2, workdir=tmp_path, n_devices=3, progress=False)
+    assert len(rows) == 6
+    for row in rows:
+        assert row["views_differ"] and row["view_a_valid_alone"] and row["view_b_valid_alone"]
+        assert row["exposed"] and row["code"] == "CKPT_FORK" and row["exposed_by_gossip"]
+    assert {row["variant"] for row in rows} <= set(trials.VARIANTS)
+
+
+def test_trials_are_a_function_of_the_seed(keys, tmp_path):
+    a = trials.omission_trials(keys, [7], 3, seed=9, workdir=tmp_path, strategies=("trimmed",), n_devices=3,
+                               progress=False)
+    b = trials.omission_trials(keys, [7], 3, seed=9, workdir=tmp_path, strategies=("trimmed",), n_devices=3,
+                               progress=False)
+    assert [r["position"] for r in a] == [r["position"] for r in b]
+    assert [r["delay_records"] for r in a] == [r["delay_records"] for r in b]
+
+
+# --- the stage end to end (smoke) ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, repo_root):
+    root = tmp_path_factory.mktemp("amortisation")
+    shutil.copytree(repo_root / "params", root / "params")
+    settings = params.load(root / "params" / "params.yaml", "smoke")
+    paths = ProjectPaths(root)
+    costs.run(settings, paths, progress=False)                      # the cost study's medians feed Eq. 1
+    return settings, paths, amortisation.run(settings, paths, progress=False)
+
+
+def test_eq1_reads_the_cost_study_medians(project):
+    settings, paths, result = project
+    stats = pd.read_parquet(paths.derived / "costs_stats.parquet")
+    table1 = stats[stats["in_table1"]].set_index("op_id")["median"]
+    inputs = result.data["model_inputs"]
+    for scheme, base in settings.amortisation.baselines.items():
+        assert inputs[scheme].c_mac == table1["hmac_sha256"] and inputs[scheme].c_leaf == table1["merkle_leaf_interior"]
+        assert inputs[scheme].c_sign == table1[f"sign_{base.signer}"]
+        assert inputs[scheme].c_fsync == (table1["write_fsync"] if base.durable_log else 0.0)
+    assert result.metrics["inputs"]["source"] == "data/derived/costs_stats.parquet"
+
+
+def test_stage_outputs_and_metadata(project):
+    settings, paths, _ = project
+    for relative in ("data/raw/amortisation_sweep.parquet", "data/raw/amortisation_omission.parquet",
+                     "data/raw/amortisation_equivocation.parquet", "data/derived/amortisation_stats.parquet",
+                     "data/derived/amortisation_curve.csv", "data/derived/amortisation_metrics.json",
+                     "paper_figs/amort/table2_amortised.csv", "paper_figs/amort/table2_amortised.md",
+                     "paper_figs/amort/fig3_amortisation.pdf", "paper_figs/amort/fig3_amortisation.png",
+                     "paper_figs/amort/fig4_tradeoff.pdf", "paper_figs/amort/fig4_tradeoff.png",
+                     "paper_figs/amort/amortisation_sensitivity.pdf", "paper_figs/amort/amortisation_sensitivity.png"):
+        assert (paths.root / relative).stat().st_size > 0, relative
+    meta = io.read_parquet_metadata(paths.raw / "amortisation_sweep.parquet")
+    assert meta["controller_path"]["requested"] == settings.amort.controller_path
+    assert meta["controller_path"]["used"] in fastpath.PATHS and meta["controller_path"]["reason"]
+    assert len(meta["load_average"]["start"]) == 3 and meta["params"]["amortisation"]["trials"] == 1
+    raw = pd.read_parquet(paths.raw / "amortisation_sweep.parquet")
+    assert set(raw["path"]) == {meta["controller_path"]["used"]}
+    assert set(raw["k"]) == set(settings.amortisation.intervals)
+
+
+def test_table2_has_one_row_per_baseline_with_both_endpoints(project):
+    settings, _, result = project
+    table = result.tables["table2_amortised"]
+    cfg = settings.amortisation
+    assert len(table) == len(cfg.baselines)
+    first, last = cfg.intervals[0], cfg.intervals[-1]
+    np.testing.assert_allclose(table["Reduction measured"],
+                               table[f"k = {first} measured [µs]"] / table[f"k = {last} measured [µs]"])
+    assert (table["Reduction Eq. 1"] > 1).all()
+
+
+def test_metrics_hold_every_report_row(project, repo_root):
+    _, paths, result = project
+    metrics = json.loads((paths.derived / "amortisation_metrics.json").read_text())
+    assert metrics == json.loads(json.dumps(result.metrics, default=str))
+    for scheme in ("mldsa_nolog", "mldsa_log", "slhdsa_log"):
+        assert metrics["measured"][scheme]["median_relative_error_pct"] >= 0
+        assert metrics["model"][scheme]["k_star"] > 0
+        assert metrics["model"][scheme]["share_signature_pct"] + metrics["model"][scheme]["share_write_pct"] == \
+            pytest.approx(100)
+    declared = metrics["omission"]["declared"]
+    assert declared["all_exposed"] and declared["all_by_next_checkpoint"] and declared["max_delay_over_k"] <= 1
+    assert metrics["equivocation"]["exposed"] == metrics["equivocation"]["trials"]
+    assert "dominates" in metrics["dominant"]["sentence"]
+    reference = yaml.safe_load((repo_root / "params" / "paper_reference.yaml").read_text())
+    keys = [q["metric"].split(":", 1)[1] for q in reference["quantities"]
+            if q["metric"].startswith("amortisation_metrics.json:") and "k4096" not in q["metric"]]
+    for key in keys:  # every REPORT row finds its value (k = 4096 is outside the smoke intervals)
+        node = metrics
+        for part in key.split("."):
+            node = node[part]
+        assert isinstance(node, (int, float)), key
+
+
+def test_sensitivity_covers_every_backend_and_storage_target(project):
+    from pqlab import crypto
+
+    settings, _, result = project
+    sensitivity = result.data["sensitivity"]
+    signers = {b.signer for b in settings.amortisation.baselines.values()}
+    expected = {(s, b, t) for s in signers for b in crypto.backends_offering(s) for t in settings.amortisation.storage}
+    assert set(zip(sensitivity["signer"], sensitivity["backend"], sensitivity["storage"], strict=True)) == expected
+    assert len(set(sensitivity["storage"])) >= 2
+    assert set(result.data["sensitivity_points"]["combo"]) == set(sensitivity["combo"])
+
+
+def test_the_dvc_plot_columns_exist_in_the_curve(project, repo_root):
+    _, paths, _ = project
+    curve = pd.read_csv(paths.derived / "amortisation_curve.csv")
+    plot = yaml.safe_load((repo_root / "dvc.yaml").read_text())["plots"]
+    spec = next(p["amortisation_curve"] for p in plot if "amortisation_curve" in p)
+    assert spec["x"] in curve.columns
+    assert set(spec["y"]["data/derived/amortisation_curve.csv"]) <= set(curve.columns)
+
+
+def test_without_the_cost_stage_the_inputs_are_measured_and_say_so(tmp_path, repo_root):
+    shutil.copytree(repo_root / "params", tmp_path / "params")
+    settings = params.load(tmp_path / "params" / "params.yaml", "smoke")
+    stats, provenance = amortisation.cost_medians(settings, ProjectPaths(tmp_path), progress=False)
+    assert "measured in this run" in provenance["source"]
+    assert {"hmac_sha256", "merkle_leaf_interior", "write_fsync"} <= set(stats["op_id"])
+    assert not (tmp_path / "data" / "derived" / "costs_stats.parquet").exists()
