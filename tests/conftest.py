@@ -29,3 +29,11 @@ def project(tmp_path: Path) -> Path:
     for source in (REPO / "params").glob("*.yaml"):
         shutil.copy(source, tmp_path / "params" / source.name)
     return tmp_path
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The fault-injection count (tests/faults.py), when fault-injection tests ran."""
+    from tests import faults
+
+    if faults.LOG:
+        terminalreporter.write_line(faults.summary())

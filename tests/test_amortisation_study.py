@@ -14,6 +14,7 @@ from pqlab import io, params
 from pqlab.amort import fastpath, trials
 from pqlab.amort.lab import KeySet
 from pqlab.bench import amortisation as sweep
+from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import amortisation, costs
 
@@ -164,7 +165,7 @@ def test_table2_has_one_row_per_baseline_with_both_endpoints(project):
 
 def test_metrics_hold_every_report_row(project, repo_root):
     _, paths, result = project
-    metrics = json.loads((paths.derived / "amortisation_metrics.json").read_text())
+    metrics = read_json(paths.derived / "amortisation_metrics.json")
     assert metrics == json.loads(json.dumps(result.metrics, default=str))
     for scheme in ("mldsa_nolog", "mldsa_log", "slhdsa_log"):
         assert metrics["measured"][scheme]["median_relative_error_pct"] >= 0

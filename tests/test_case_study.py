@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import yaml
 
@@ -11,6 +9,7 @@ from pqlab import params
 from pqlab.case import size_tables
 from pqlab.case.configurations import CaseConfig, case_message_sizes
 from pqlab.errors import ParamsError
+from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.report import _lookup
 from pqlab.studies import case_sizes as sizes_study
@@ -37,7 +36,7 @@ def test_study_writes_every_output(study):
 
 def test_every_case_reference_row_has_a_value_here(study, repo_root):
     root, _ = study
-    metrics = json.loads((root / "data" / "derived" / "case_sizes_metrics.json").read_text())
+    metrics = read_json(root / "data" / "derived" / "case_sizes_metrics.json")
     reference = yaml.safe_load((repo_root / "params" / "paper_reference.yaml").read_text())
     rows = [q for q in reference["quantities"] if q["metric"].startswith("case_sizes_metrics.json:")]
     assert len(rows) >= 66

@@ -56,9 +56,10 @@ def test_zero_and_negative_repetitions(project):
 
 
 def test_unknown_algorithm(project):
+    """Names are checked against the backends' registry when params are loaded, before any work starts."""
     path = _params_file(project, lambda r: r["costs"].__setitem__("kem", "ML-KEM-777"))
     _assert_one_line_error(_run("costs", "--params", str(path), "--profile", "smoke", "--quiet"),
-                           "UNKNOWN_ALGORITHM", "ML-KEM-777")
+                           "PARAMS_INVALID", "costs.kem", "ML-KEM-777")
     assert not list(project.rglob("*.parquet"))
 
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from pqlab import io, params
+from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.report import collect, load_reference
 from pqlab.studies import control_cycle as study
@@ -38,7 +39,7 @@ def test_every_configuration_ran_its_cycles(result):
 
 def test_metrics_count_misses_and_tails_per_configuration(result):
     settings, paths, run = result
-    metrics = json.loads((paths.derived / "control_cycle_metrics.json").read_text())
+    metrics = read_json(paths.derived / "control_cycle_metrics.json")
     assert metrics == json.loads(json.dumps(run.metrics, default=str))
     samples = run.data["samples"]
     deadline = settings.control_cycle.period_us * 1000

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from math import comb
 
 import pandas as pd
@@ -10,6 +9,7 @@ import pytest
 
 from pqlab import crypto, io, params
 from pqlab.bench import costs
+from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import costs as costs_study
 
@@ -78,7 +78,7 @@ def test_outputs_exist_with_metadata(result):
     assert "cryptography" in meta["libraries"]
     raw = pd.read_parquet(paths.raw / "costs.parquet")
     assert len(raw) == len(run.data['raw'])
-    metrics = json.loads((paths.derived / "costs_metrics.json").read_text())
+    metrics = read_json(paths.derived / "costs_metrics.json")
     assert metrics["table1"]["sign_ML-DSA-65"]["median_us"] > 0
     assert not list(paths.raw.glob(".fsync-probe-*")), "storage probe file left behind"
     assert not list(paths.root.rglob("*.part")), "temporary output left behind"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from pqlab import params
@@ -11,6 +9,7 @@ from pqlab.case import design_space as ds
 from pqlab.case import design_tables
 from pqlab.case.configurations import CaseConfig, case_message_sizes
 from pqlab.errors import ParamsError
+from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import design_space as design_space_study
 
@@ -82,7 +81,7 @@ def test_outputs_and_metrics(study):
     for relative in ("data/derived/design_space.parquet", "paper_figs/case/fig6_design_space.png",
                      "paper_figs/case/table1_device_pq.md", "paper_figs/case/design_space_pareto.md"):
         assert (root / relative).stat().st_size > 0
-    metrics = json.loads((root / "data" / "derived" / "design_space_metrics.json").read_text())
+    metrics = read_json(root / "data" / "derived" / "design_space_metrics.json")
     assert metrics["points"] == 3780
     assert set(metrics["device_pq"]) == {c for c in result.tables['table1_device_pq']["config"]}
 

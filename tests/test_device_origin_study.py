@@ -3,7 +3,6 @@ counting hash steps, disclosure delay by protocol state, one vs two tags, prover
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import pytest
@@ -12,6 +11,7 @@ from pqlab import io, params
 from pqlab.amort import chain
 from pqlab.amort.messages import Disclosure
 from pqlab.bench import device_origin as bench
+from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import device_origin as study
 
@@ -111,7 +111,7 @@ def test_outputs_and_provenance(run):
     meta = io.read_parquet_metadata(paths.raw / "device_origin_tags.parquet")
     assert meta["controller_path"] == result.metrics["controller_path"]
     assert meta["controller_path_requested"] == settings.amort.controller_path
-    metrics = json.loads((paths.derived / "device_origin_metrics.json").read_text())
+    metrics = read_json(paths.derived / "device_origin_metrics.json")
     assert set(metrics["auditor"]) == {f"k{k}" for k in settings.device_origin.k_values}
     assert metrics["prover"]["extra_us_per_report"] == pytest.approx(
         metrics["prover"]["second_tag_us"] + metrics["prover"]["chain_us_per_report"], abs=1e-3)

@@ -33,17 +33,26 @@ def _skip_without(requirements: list[str]) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs_on_the_smoke_profile(path, project, tmp_path):
-    import papermill
+def test_notebook_runs_headless_several_times_in_a_row(path, project, tmp_path):
+    """Three headless runs in a row through `pqlab papermill` (what dvc repro uses), each bounded by the execution
+    timeout: the first on the smoke profile, two more on a smaller one. Widget cells are skipped, never waited on."""
+    import yaml
+
+    from pqlab.notebook import run_headless
+    from tests.faults import small_params
 
     _skip_without(json.loads(path.read_text())["metadata"].get("pqlab", {}).get("requires", []))
-
-    executed = tmp_path / f"executed-{path.name}"
-    papermill.execute_notebook(
-        str(path), str(executed), kernel_name="pqlab", progress_bar=False, cwd=str(path.parent),
-        parameters={"profile": "smoke", "params_path": str(project / "params" / "params.yaml")},
-    )
-    result = nbformat.read(executed, as_version=4)
-    errors = [o for c in result.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
-    assert errors == []
-    assert any((project / "paper_figs").rglob("*.png")), "the notebook wrote no figure"
+    params_path = project / "params" / "params.yaml"
+    for run in range(3):
+        if run == 1:
+            raw = yaml.safe_load(params_path.read_text())
+            small_params(raw)
+            params_path.write_text(yaml.safe_dump(raw))
+        executed = tmp_path / f"executed-{run}-{path.name}"
+        run_headless(path, executed, {"profile": "smoke", "params_path": str(params_path)}, execution_timeout=300,
+                     cwd=path.parent, progress=False)
+        result = nbformat.read(executed, as_version=4)
+        outputs = [o for c in result.cells if c.cell_type == "code" for o in c.outputs]
+        assert [o for o in outputs if o.output_type == "error"] == []
+        assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+        assert any((project / "paper_figs").rglob("*.png")), "the notebook wrote no figure"

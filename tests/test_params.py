@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from pqlab import params
 from pqlab.errors import ParamsError
 
+DS = params.DesignSpaceParams()  # the design space's defaults (params.yaml sets none of them)
+ROLES = {"classical": "B", "drop_in": "D3", "smallest": "C5", "key_exchange": "C1"}  # the default roles
 REPO_PARAMS = Path(__file__).resolve().parent.parent / "params" / "params.yaml"
 
 
@@ -32,7 +34,7 @@ def test_params_file_restates_no_default():
     """Defaults are written once, in pqlab.params: the file sets only what differs from them."""
     raw = _raw()
     for section, body in raw.items():
-        if section in ("profile", "seed", "profiles"):
+        if section in ("profile", "seed", "profiles", "execution_timeout_s"):
             continue
         model = params.StudyParams.model_fields[section].annotation
         for key, value in body.items():
@@ -161,3 +163,58 @@ def test_any_value_either_validates_or_raises_params_error(key, value):
         assert key in str(exc)
     else:
         assert getattr(loaded.costs, key) is not None
+
+
+def test_the_name_lists_agree_with_the_registries_that_use_them():
+    """Names are checked at load against lists in pqlab.params; each must equal the registry of its module."""
+    from pqlab.case import algorithms, configurations, design_tables
+    from pqlab.crypto import liboqs_backend, openssl_backend, pqcrypto_backend
+    from pqlab.thread import model
+
+    backends = (liboqs_backend, openssl_backend, pqcrypto_backend)
+    assert set(params.CRYPTO_KEMS) == {k for b in backends for k in b._KEMS}
+    assert set(params.CRYPTO_SIGNATURES) == {s for b in backends for s in b._SIGNERS}
+    assert set(params.CASE_SIGNATURES) == set(algorithms.SIGNATURES)
+    assert set(params.CASE_KEMS) == set(algorithms.KEMS)
+    assert params.CASE_AUTH_MODES == design_tables.AUTH_MODES and params.CASE_CACHE_MODES == design_tables.CACHE_MODES
+    assert params.THREAD_TRANSPORTS == model.TRANSPORTS
+    assert params.TABLE1_NAMES == tuple(c.name for c in configurations.TABLE1)
+
+
+@pytest.mark.parametrize(("mutate", "fragment"), [
+    (lambda r: r["costs"].__setitem__("kem", "ML-KEM-777"), "costs.kem: 'ML-KEM-777' is not a KEM"),
+    (lambda r: r["costs"].__setitem__("signers", ["ML-DSA-65", "SLH-DSA-SHA2-128f", "ML-DSA-65"]),
+     "costs.signers[2]: 'ML-DSA-65' is listed twice (first at [0])"),
+    (lambda r: r["case_sizes"].__setitem__("configurations", ["B", "X1"]), "case_sizes.configurations[1]"),
+    (lambda r: r["case_sizes"]["profiles"]["smoke"].__setitem__("real_material", ["B", "D33"]),
+     "case_sizes.profiles.smoke.real_material[1]: 'D33' is not a Table I configuration"),
+    (lambda r: r["case_sizes"].__setitem__("resumption_key_exchanges", ["P-256+P-256"]),
+     "case_sizes.resumption_key_exchanges[0]"),
+    (lambda r: r["design_space"].__setitem__("key_exchanges", [*DS.key_exchanges, "X25519"]),
+     "design_space.key_exchanges[3]"),
+    (lambda r: r["design_space"].__setitem__("icac", [*DS.icac, None]), "design_space.icac[6]: None is listed twice"),
+    (lambda r: r["design_space"].__setitem__("rcac", ["RSA-2048", *DS.rcac[1:]]), "design_space.rcac[0]"),
+    (lambda r: r["design_space"].__setitem__("modes", ["kem/all", *DS.modes[1:]]), "design_space.modes[0]"),
+    (lambda r: r["design_space"].__setitem__("static_kem", "ML-KEM-7680"), "design_space.static_kem"),
+    (lambda r: r["thread"].__setitem__("configurations", ["B", "B"]), "thread.configurations[1]"),
+    (lambda r: r["thread"].__setitem__("hops", [1, 17]), "thread.hops[1]"),
+    (lambda r: r["thread"].__setitem__("ratio_hops", [0]), "thread.ratio_hops[0]"),
+    (lambda r: r["thread"].__setitem__("figure_configs", {**ROLES, "drop_in": "Z3"}), "thread.figure_configs.drop_in"),
+    (lambda r: r["thread"].__setitem__("figure_configs", {**ROLES, "fastest": "B"}), "thread.figure_configs.fastest"),
+    (lambda r: r["thread"].__setitem__("scenarios", {"x": {"p_good": 1.5}}), "thread.scenarios.x.p_good"),
+    (lambda r: r["thread"].__setitem__("scenarios", {"x": {"p_good": float("nan")}}), "thread.scenarios.x.p_good"),
+    (lambda r: r["thread"].__setitem__("mrp_jitter", float("-inf")), "thread.mrp_jitter"),
+    (lambda r: r["thread"].__setitem__("max_sim_time_s", 0.0), "thread.max_sim_time_s"),
+    (lambda r: r["thread"]["profiles"]["paper"].__setitem__("hops", [2, 2]), "thread.profiles.paper.hops[1]"),
+    (lambda r: r.__setitem__("execution_timeout_s", 5), "execution_timeout_s"),
+])
+def test_names_ranges_and_duplicates_are_checked_at_load_with_the_exact_path(mutate, fragment):
+    raw = _raw()
+    mutate(raw)
+    with pytest.raises(ParamsError) as caught:
+        params.resolve(raw, "quick")
+    assert fragment in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_execution_timeout_is_a_validated_top_level_value():
+    assert params.resolve(_raw(), "smoke").execution_timeout_s == _raw()["execution_timeout_s"] >= 600

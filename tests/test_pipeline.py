@@ -40,10 +40,24 @@ def test_notebook_stages_pass_only_profile_and_params_path(pipeline, repo_root):
         assert notebook in stage["deps"], name
 
 
+def _names(entries: list) -> set[str]:
+    return {next(iter(e)) if isinstance(e, dict) else e for e in entries}
+
+
 def test_metrics_feed_the_report(pipeline):
-    metrics = {next(iter(m)) if isinstance(m, dict) else m
-               for stage in pipeline["stages"].values() for m in stage.get("metrics", [])}
-    assert metrics <= set(pipeline["stages"]["report"]["deps"])
+    """Every stage's full metrics file (<stage>_metrics.json, an uncached out) is a dep of the report."""
+    full = {path for stage in pipeline["stages"].values() for path in _names(stage.get("outs", []))
+            if path.endswith("_metrics.json")}
+    assert full and full <= set(pipeline["stages"]["report"]["deps"])
+
+
+def test_dvc_metrics_are_the_compact_headline_files(pipeline):
+    """`dvc metrics show` is one narrow row per study: only <stage>_headline.json files are DVC metrics (each
+    written by OutputSet.metrics beside the stage's full <stage>_metrics.json, with the same four keys)."""
+    for name, stage in pipeline["stages"].items():
+        for path in _names(stage.get("metrics", [])):
+            assert path.endswith("_headline.json"), f"{name}: {path} is not a compact headline file"
+            assert path.replace("_headline.json", "_metrics.json") in _names(stage["outs"]), name
 
 
 def _has_key(document: dict, dotted: str) -> bool:
@@ -107,3 +121,26 @@ def test_no_two_pqlab_packages_import_each_other():
                     edges.setdefault(source, set()).add(target)
     for a, b in itertools.combinations(sorted(edges), 2):
         assert not (b in edges.get(a, set()) and a in edges.get(b, set())), f"{a} and {b} import each other"
+
+
+def test_notebook_stages_run_through_pqlab_papermill_with_the_execution_timeout(pipeline):
+    """Bounded and short: every notebook stage has papermill's execution timeout (a declared param) and runs
+    through `pqlab papermill`, so a failure is one line in `dvc repro`, never a papermill traceback."""
+    for name, stage in pipeline["stages"].items():
+        if "papermill" not in stage["cmd"]:
+            continue
+        assert "pqlab papermill notebooks/" in stage["cmd"], name
+        assert "--execution-timeout ${execution_timeout_s}" in stage["cmd"], name
+        assert "execution_timeout_s" in stage["params"][0]["params/params.yaml"], name
+        assert "lib/pqlab/notebook.py" in stage["deps"], name
+
+
+def test_every_notebook_finds_its_params_and_keeps_widgets_for_a_live_front_end(repo_root):
+    import json
+
+    for path in sorted((repo_root / "notebooks").glob("*.ipynb")):
+        code = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        first = next(c for c in code if "params.load(params_path" in c)
+        assert "params_path = notebook.setup(params_path)" in first, path.name
+        for cell in code:
+            assert "widgets.interact" not in cell and "ipywidgets" not in cell, f"{path.name}: use notebook.interact"

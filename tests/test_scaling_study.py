@@ -3,7 +3,6 @@ its RSS read from /proc, revocation counts, re-keying, partition replay, outputs
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import pandas as pd
@@ -17,6 +16,7 @@ from pqlab.amort.fleet import Fleet, batches, report_rounds
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.messages import Checkpoint, Report
 from pqlab.errors import ParamsError
+from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import scaling as study
 
@@ -139,7 +139,7 @@ def test_outputs_exist_with_the_controller_path_recorded(run):
         assert set(pd.read_parquet(paths.raw / f"{name}.parquet")["controller_path"]) == {meta["controller_path"]}
     assert result.metrics["controller_path"] == resolved.path
     assert result.metrics["controller_path_reason"] == resolved.reason
-    metrics = json.loads((paths.derived / "scaling_metrics.json").read_text())
+    metrics = read_json(paths.derived / "scaling_metrics.json")
     assert set(metrics["table3"]) == {f"n{n}" for n in settings.scaling.identities}
     assert metrics["bytes"]["record"] == 83
 

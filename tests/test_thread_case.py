@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import pytest
 import yaml
@@ -12,6 +10,7 @@ from pqlab import framing, params
 from pqlab.case.configurations import TABLE1, case_message_sizes, table1_config
 from pqlab.case.device_compute import device_pq_ms, device_pq_ms_by_phase, load_cycles
 from pqlab.errors import ParamsError
+from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import transport
 from pqlab.thread import reference
@@ -106,7 +105,7 @@ def test_study_on_table1_configurations_records_both_channel_priorities(project,
     result = transport.run(settings, ProjectPaths(project), workers=1, progress=False)
     assert set(result.tables["table1_case_times"]["config"]) == {"B", "D3"}
     assert not list((project / "data" / "derived").glob("*.parts")), "resume cache left after the stage"
-    metrics = json.loads((project / "data" / "derived" / "thread_metrics.json").read_text())
+    metrics = read_json(project / "data" / "derived" / "thread_metrics.json")
     for variant in ("paper", "source_accurate"):
         sensitivity = metrics[variant]["channel_priority"]
         assert sensitivity["configured"] == "node_arrival"

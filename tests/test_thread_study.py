@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
 from pqlab import params
+from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import transport
 
@@ -21,7 +20,7 @@ def test_study_writes_every_output(project):
     for name in ("fig2_transport.pdf", "fig2_transport.png", "table1_case_times.csv", "table1_case_times.md",
                  "sed_failures.csv", "radio_time.csv"):
         assert (project / "paper_figs" / "case" / name).stat().st_size > 0
-    metrics = json.loads((project / "data" / "derived" / "thread_metrics.json").read_text())
+    metrics = read_json(project / "data" / "derived" / "thread_metrics.json")
     assert set(metrics) == {"profile", "paper", "source_accurate"}
     paper = metrics["paper"]
     assert paper["drop_in_1hop_none_block_s"] > 0 and paper["radio_1hop_none_classical_ms"] > 0

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from pqlab.errors import PqlabError
+from pqlab.errors import PqlabError, one_line
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -232,6 +232,14 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _papermill(args: argparse.Namespace) -> int:
+    from pqlab.notebook import parameter_value, run_headless
+
+    run_headless(args.notebook, args.output, {name: parameter_value(value) for name, value in args.parameters},
+                 kernel_name=args.kernel, execution_timeout=args.execution_timeout, cwd=args.cwd)
+    return 0
+
+
 def _recovery(args: argparse.Namespace) -> int:
     from pqlab.studies import recovery
 
@@ -356,6 +364,16 @@ def build_parser() -> argparse.ArgumentParser:
     _grid_arguments(assume)
     assume.set_defaults(func=_assumptions)
 
+    nb = sub.add_parser("papermill", help="run a notebook headless (papermill); any failure is one line on stderr")
+    nb.add_argument("notebook")
+    nb.add_argument("output")
+    nb.add_argument("-k", "--kernel", default="pqlab", help="Jupyter kernel (default: pqlab)")
+    nb.add_argument("-p", "--parameters", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                    help="set a parameter of the notebook's `parameters` cell")
+    nb.add_argument("--execution-timeout", type=int, help="seconds one cell may run (params: execution_timeout_s)")
+    nb.add_argument("--cwd", help="working directory of the kernel (default: this one)")
+    nb.set_defaults(func=_papermill)
+
     amort = sub.add_parser("amortisation", help="run the AMORT-V1 amortisation study (Eq. 1, Table II, Fig. 3, Fig. 4, "
                            "omission and equivocation trials)")
     _study_arguments(amort)
@@ -413,15 +431,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupted(args: argparse.Namespace) -> str:
+    """What the interrupted command leaves behind, as this process knows it."""
+    if args.command == "papermill":
+        return (f"interrupted while {args.notebook} ran; its study replaces an output set only whole, so each is the "
+                "previous complete set or the new complete one")
+    outputs, cache = sys.modules.get("pqlab.studies.outputs"), sys.modules.get("pqlab.cache")
+    if outputs is None:
+        return "interrupted; nothing was written"
+    return "interrupted; " + outputs.interrupt_report(getattr(cache, "KEPT", None))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except PqlabError as exc:
-        print(f"pqlab: error [{exc.code}]: {exc}", file=sys.stderr)
+        print(one_line(exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("pqlab: interrupted; no partial output was kept", file=sys.stderr)
+        print(f"pqlab: {_interrupted(args)}", file=sys.stderr)
         return 130
 
 

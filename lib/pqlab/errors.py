@@ -11,12 +11,20 @@ The error convention of pqlab:
 * **Environment and input problems are PqlabError subclasses** with a ``code``: parameters (ParamsError),
   unknown algorithms or backends, unwritable outputs, corrupt inputs. The CLI prints them as one line
   ``pqlab: error [CODE]: field: message`` and exits non-zero.
+* **Corrupt inputs name the file** (InputError); a run that finds another run using the same folder says so
+  (BusyError); a Dask scheduler that cannot be reached within a short connect timeout is SchedulerError; a
+  notebook that fails, times out or loses its kernel under ``pqlab papermill`` is NotebookError. Every
+  entry point (the CLI, the notebooks' first cell via ``pqlab.notebook.setup``, ``pqlab papermill`` under
+  ``dvc repro``) prints such an error as the one line of :func:`one_line` and exits with status 2.
 * **Simulator failures are SimulationError**, whose code is the name of a ``sim_status`` value returned by the
   Thread simulator's C core (``lib/pqlab/thread/sim_core.h``, with a strerror-like table mapped by the binding).
 * Control flow never depends on catching KeyError.
 """
 
 from __future__ import annotations
+
+import os
+import sys
 
 
 class PqlabError(Exception):
@@ -27,6 +35,16 @@ class PqlabError(Exception):
     def __init__(self, message: str, *, field: str | None = None) -> None:
         self.field = field
         super().__init__(f"{field}: {message}" if field else message)
+
+    def _render_traceback_(self) -> list[str]:
+        """How IPython and Jupyter show the error: its one line (``PQLAB_TRACEBACK=1``: the full traceback)."""
+        if os.environ.get("PQLAB_TRACEBACK"):
+            from IPython import get_ipython
+
+            shell = get_ipython()
+            if shell is not None:
+                return shell.InteractiveTB.structured_traceback(type(self), self, self.__traceback__)
+        return [one_line(self)]
 
 
 class ParamsError(PqlabError):
@@ -85,6 +103,46 @@ class SimulationError(PqlabError):
     def __init__(self, status: str, message: str) -> None:
         self.code = status
         super().__init__(message, field="thread simulator")
+
+
+class InputError(PqlabError):
+    """An input file (raw data, metrics, a resume part, a configurations file) is unreadable or corrupt."""
+
+    code = "INPUT_CORRUPT"
+
+
+class BusyError(PqlabError):
+    """Another run is using the same folder (a resume cache or an output set being replaced)."""
+
+    code = "BUSY"
+
+
+class SchedulerError(PqlabError):
+    """The Dask scheduler named by --scheduler or $PQLAB_DASK_SCHEDULER cannot be reached."""
+
+    code = "SCHEDULER_UNREACHABLE"
+
+
+class NotebookError(PqlabError):
+    """A notebook run headless failed outside pqlab, timed out (``execution_timeout_s``) or lost its kernel."""
+
+    code = "NOTEBOOK_FAILED"
+
+    def __init__(self, message: str, *, field: str | None = None, code: str | None = None) -> None:
+        if code is not None:
+            self.code = code
+        super().__init__(message, field=field)
+
+
+def one_line(exc: PqlabError) -> str:
+    """The error as the single line every entry point prints: ``pqlab: error [CODE]: field: message``."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"pqlab: error [{exc.code}]: {text}"
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr (``pqlab: warning: ...``): shown by the CLI, in notebooks and by dvc repro."""
+    print(f"pqlab: warning: {' '.join(message.split())}", file=sys.stderr, flush=True)
 
 
 class MeasurementError(PqlabError):

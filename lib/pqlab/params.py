@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -16,9 +17,26 @@ BackendChoice = Literal["auto", "liboqs", "openssl", "pqcrypto"]
 
 
 class _Strict(BaseModel):
-    """Unknown keys and silent type coercion (e.g. "10" -> 10) are errors."""
+    """Unknown keys, silent type coercion (e.g. "10" -> 10) and non-finite numbers (.inf, .nan) are errors."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+
+
+# --- the names studies accept, checked when params are loaded ------------------------------------------------
+# Each list is the registry of the module that uses the names (tests/test_params.py checks they agree):
+# pqlab.crypto backends, pqlab.case.algorithms, pqlab.case.design_tables, pqlab.thread.model.
+CRYPTO_KEMS = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024")
+CRYPTO_SIGNATURES = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "SLH-DSA-SHA2-128f", "SLH-DSA-SHA2-128s",
+                     "SLH-DSA-SHAKE-128f", "SLH-DSA-SHAKE-128s", "Falcon-512", "MAYO-2", "SNOVA-24-5-4", "UOV-Is-pkc")
+CASE_SIGNATURES = ("ECDSA-P256", "ML-DSA-44", "ML-DSA-65", "Falcon-512", "SLH-DSA-SHA2-128s", "SLH-DSA-SHA2-128f",
+                   "MAYO-2", "SNOVA-24-5-4", "UOV-Is-pkc")
+CASE_KEMS = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024")
+CASE_AUTH_MODES = ("sig", "kem", "kem-pdk")
+CASE_CACHE_MODES = ("none", "responder", "both")
+THREAD_TRANSPORTS = ("ipv6", "pull", "block")
+THREAD_MAX_HOPS = 16
+FIGURE_ROLES = ("classical", "drop_in", "smallest", "key_exchange")
+Hops = Annotated[int, Field(ge=1, le=THREAD_MAX_HOPS)]
 
 
 class CostsParams(_Strict):
@@ -211,9 +229,9 @@ class ThreadParams(_Strict):
         "classical": "B", "drop_in": "D3", "smallest": "C5", "key_exchange": "C1"})  # configuration names (§V-VI)
     figure_scenarios: dict[str, str] = Field(default_factory=lambda: {
         "quiet": "none", "interference": "heavy_wifi"})  # loss scenarios of Fig. 2 and the headline numbers
-    ratio_hops: tuple[int, ...] = Field(default=(3, 4), min_length=1)  # the paper's "at three to four hops"
+    ratio_hops: tuple[Hops, ...] = Field(default=(3, 4), min_length=1)  # the paper's "at three to four hops"
     runs: int = Field(default=300, ge=1, le=1_000_000)
-    hops: tuple[int, ...] = Field(default=(1, 2, 3, 4), min_length=1)
+    hops: tuple[Hops, ...] = Field(default=(1, 2, 3, 4), min_length=1)
     # A configuration whose messages all fit has one transport: by default the grid runs it once, labelled
     # "datagram"; with this on it runs under each of the three transport labels (identical plans, identical
     # results), so the grid has the paper's count (15 x 4 x 4 x 2 x 3 x 300 = 432,000 handshakes).
@@ -511,6 +529,7 @@ class DeviceOriginParams(_Strict):
         _strictly_increasing(self.k_values, "k_values")
         if min(self.k_values) < 2:
             raise ValueError("k_values must be at least 2")
+        return self  # an "after" validator that returns nothing makes the section None
 
 
 CheckpointSigner = Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"]  # the two checkpoint signatures of AMORT-V1
@@ -601,6 +620,8 @@ class StudyParams(_Strict):
     profile: str
     seed: int = Field(ge=0, lt=2**63)
     profiles: tuple[str, ...] = ("smoke", "quick", "paper")
+    # papermill's --execution-timeout for every notebook stage: the longest one cell may run (dvc.yaml)
+    execution_timeout_s: int = Field(default=7200, ge=10, le=7 * 24 * 3600)  # in params.yaml for dvc.yaml
     inputs: InputsParams = Field(default_factory=InputsParams)
     framing: FramingParams = Field(default_factory=FramingParams)
     costs: CostsParams
@@ -639,7 +660,7 @@ class StudyParams(_Strict):
 
 # Sections whose values may differ by profile (sample sizes); each holds its own ``profiles:`` block.
 # Values that several stages read live in ``inputs`` / ``framing`` and are copied where a model needs them.
-_SHARED = {"profile", "seed", "profiles", "inputs", "framing"}
+_SHARED = {"profile", "seed", "profiles", "execution_timeout_s", "inputs", "framing"}
 _INJECTED = {"thread": ("framing", "seed")}
 
 
@@ -687,26 +708,32 @@ def _has_path(mapping: Any, path: tuple[Any, ...]) -> bool:
     return True
 
 
-def load_raw(path: str | Path) -> dict[str, Any]:
-    """Read a params YAML file into a mapping, with a typed error for anything unreadable."""
+def read_yaml(path: str | Path, what: str = "parameters file") -> Any:
+    """Read any YAML input of pqlab (params, cycle tables, configurations, the paper reference): UTF-8, no
+    duplicate keys, bounded nesting; anything unreadable is one ParamsError naming the file."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ParamsError(f"cannot read parameters file: {exc.strerror}", field=str(path)) from exc
+        raise ParamsError(f"cannot read {what}: {exc.strerror or exc}", field=str(path)) from None
     except UnicodeDecodeError as exc:
-        raise ParamsError(f"not UTF-8 text (byte {exc.start})", field=str(path)) from exc
+        raise ParamsError(f"{what} is not UTF-8 text (byte {exc.start})", field=str(path)) from None
     try:
         loader = _UniqueKeyLoader(text)
         loader.name = str(path)
         try:
-            data = loader.get_single_data()
+            return loader.get_single_data()
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
-        raise ParamsError(f"not valid YAML: {exc}", field=str(path)) from exc
-    except RecursionError as exc:
-        raise ParamsError("nested too deeply", field=str(path)) from exc
+        raise ParamsError(f"not valid YAML: {' '.join(str(exc).split())}", field=str(path)) from None
+    except RecursionError:
+        raise ParamsError(f"{what} is nested too deeply", field=str(path)) from None
+
+
+def load_raw(path: str | Path) -> dict[str, Any]:
+    """Read a params YAML file into a mapping, with a typed error for anything unreadable."""
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise ParamsError("top level must be a mapping", field=str(path))
     return data
@@ -744,21 +771,103 @@ def _for_profile(data: dict[str, Any], chosen: str, names: tuple[str, ...], sour
     return merged, applied
 
 
+def _key_exchange_problem(name: Any) -> str | None:
+    parts = name.split("+") if isinstance(name, str) else []
+    if not 1 <= len(parts) <= 2 or len(set(parts)) != len(parts) or \
+            any(part != "P-256" and part not in CASE_KEMS for part in parts):
+        return (f"{name!r} is not a key exchange: P-256, one of {', '.join(CASE_KEMS)}, or a hybrid of two such as "
+                "P-256+ML-KEM-768")
+    return None
+
+
+def _one_of(known: tuple[Any, ...], what: str):
+    def check(value: Any) -> str | None:
+        return None if value in known else f"{value!r} is not {what}; known: {', '.join(map(str, known))}"
+    return check
+
+
+def _mode_problem(text: Any) -> str | None:
+    auth, _, cached = text.partition("/") if isinstance(text, str) else ("", "", "")
+    if auth in CASE_AUTH_MODES and cached in CASE_CACHE_MODES:
+        return None
+    return f"{text!r} is not auth/cached with auth in {CASE_AUTH_MODES} and cached in {CASE_CACHE_MODES}"
+
+
+# (section, field) -> a check of one name; a tuple field is checked member by member.
+_NAME_CHECKS = {
+    ("costs", "kem"): _one_of(CRYPTO_KEMS, "a KEM of any pqlab backend"),
+    ("costs", "signers"): _one_of(CRYPTO_SIGNATURES, "a signature algorithm of any pqlab backend"),
+    ("costs", "comparison_signer"): _one_of(CRYPTO_SIGNATURES, "a signature algorithm of any pqlab backend"),
+    ("case_sizes", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
+    ("case_sizes", "resumption_key_exchanges"): _key_exchange_problem,
+    ("case_sizes", "real_material"): _one_of(TABLE1_NAMES, "a Table I configuration"),
+    ("design_space", "key_exchanges"): _key_exchange_problem,
+    ("design_space", "noc"): _one_of(CASE_SIGNATURES, "a CASE signature algorithm"),
+    ("design_space", "icac"): _one_of((None, *CASE_SIGNATURES), "null or a CASE signature algorithm"),
+    ("design_space", "rcac"): _one_of(CASE_SIGNATURES, "a CASE signature algorithm"),
+    ("design_space", "modes"): _mode_problem,
+    ("design_space", "static_kem"): _one_of(CASE_KEMS, "a CASE KEM"),
+    ("design_space", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
+    ("thread", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
+}
+
+
+def _problems(settings: StudyParams) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """Every name, duplicate and cross-field error pydantic's per-field checks cannot see, with its path."""
+    for section in StudyParams.model_fields:
+        model = getattr(settings, section)
+        if not isinstance(model, BaseModel):
+            continue
+        for name in type(model).model_fields:
+            value = getattr(model, name)
+            members = value if isinstance(value, tuple) else (value,)
+            check = _NAME_CHECKS.get((section, name))
+            for index, member in enumerate(members):
+                problem = check(member) if check else None
+                if problem is None and isinstance(value, tuple) and member in value[:index]:
+                    problem = f"{member!r} is listed twice (first at [{value.index(member)}])"
+                if problem:
+                    yield (section, name, index) if isinstance(value, tuple) else (section, name), problem
+    thread = settings.thread
+    for role, name in thread.figure_configs.items():
+        if role not in FIGURE_ROLES:
+            yield ("thread", "figure_configs", role), f"unknown role; roles: {', '.join(FIGURE_ROLES)}"
+        elif name not in TABLE1_NAMES:
+            yield ("thread", "figure_configs", role), f"{name!r} is not a Table I configuration"
+
+
+def _located(loc: tuple[Any, ...], applied: dict[str, Any], chosen: str) -> str:
+    """``loc`` as a dotted path, pointing into ``<section>.profiles.<profile>`` when the profile set it."""
+    if len(loc) >= 2 and _has_path(applied, loc[:2]):  # the bad value came from the profile's override
+        loc = (loc[0], "profiles", chosen, *loc[1:])
+    text = ""
+    for part in loc:
+        if not isinstance(part, int | str) or (isinstance(part, str) and not part.isprintable()):
+            part = repr(part)  # a key with a newline or control character stays on the one line
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text
+
+
 def _validate(data: dict[str, Any], chosen: str, names: tuple[str, ...], source: str) -> StudyParams:
     merged, applied = _for_profile(data, chosen, names, source)
     merged["profile"] = chosen
     try:
-        return StudyParams.model_validate(_yaml_lists_to_tuples(merged))
+        settings = StudyParams.model_validate(_yaml_lists_to_tuples(merged))
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = tuple(first["loc"])
-        if loc and _has_path(applied, loc):  # the bad value came from the profile's override
-            loc = (loc[0], "profiles", chosen, *loc[1:])
-        location = ".".join(str(part) for part in loc)
         if not loc:  # a check across sections: its message names the fields
-            raise ParamsError(str(first["msg"]).removeprefix("Value error, "), field=source) from exc
-        got = "" if first["type"] == "missing" else f" (got {first.get('input')!r})"
-        raise ParamsError(f"{location}: {first['msg']}{got}", field=source) from exc
+            raise ParamsError(str(first["msg"]).removeprefix("Value error, "), field=source) from None
+        got = "" if first["type"] == "missing" else f" (got {_short(first.get('input'))})"
+        raise ParamsError(f"{_located(loc, applied, chosen)}: {first['msg']}{got}", field=source) from None
+    for loc, problem in _problems(settings):
+        raise ParamsError(f"{_located(loc, applied, chosen)}: {problem}", field=source)
+    return settings
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def resolve(data: dict[str, Any], profile: str | None = None, *, source: str = "params") -> StudyParams:

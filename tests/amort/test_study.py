@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import pytest
 
 from pqlab import params
 from pqlab.amort.attacks.summary import TABLE_COLUMNS
 from pqlab.errors import ParamsError
+from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import attack_matrix as study
 
@@ -26,7 +25,7 @@ def test_study_writes_tables_figure_and_metrics(project):
     assert len(extra) >= 8 and extra["pass"].all()
     assert (figs / "table6_attack_matrix.md").read_text().startswith("| case")
     assert (figs / "attack_matrix_overview.png").stat().st_size > 0
-    metrics = json.loads((project / "data" / "derived" / "attack_matrix_metrics.json").read_text())
+    metrics = read_json(project / "data" / "derived" / "attack_matrix_metrics.json")
     assert metrics["table6"]["cases_passed"] == 27 and metrics["table6"]["controls_passed"] == 5
     assert metrics["table6"]["by_class_passed"] == {"C": 9, "D": 4, "S": 14}
     assert metrics["p5"]["fsync_count"] == 10 and metrics["p5"]["records"] == 640

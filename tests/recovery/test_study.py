@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 
 import pandas as pd
 import pytest
@@ -11,6 +10,7 @@ import yaml
 
 from pqlab import cli, params
 from pqlab.errors import ParamsError
+from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.report import collect, load_reference
 from pqlab.studies import recovery
@@ -57,7 +57,7 @@ def test_table4_counts_come_from_the_trials(result):
 
 def test_metrics_cover_every_report_row_and_name_the_software_tpm(result, project):
     assert result[1].metrics["window"] == 64
-    m = json.loads((project / "data/derived/recovery_metrics.json").read_text())
+    m = read_json(project / "data/derived/recovery_metrics.json")
     assert m["tpm"]["software"] and "software TPM" in m["tpm"]["note"] and m["tpm"]["tpm2-pytss"]
     assert m["crash"]["all_fail_secure_or_resume"] and m["restart"]["bounded_by_k"]
     assert m["sizing"]["min_window"] == 631

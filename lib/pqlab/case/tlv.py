@@ -138,20 +138,109 @@ _CODE_CONTAINER = {code: kind for kind, code in _CONTAINER_CODE.items()}
 _END = 0x18
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Element:
     """One TLV element: its type, value (members for containers), tag and, as read, its field width.
 
     ``width`` is the byte width of an integer's value or of a string's length field; None means the
     smallest width that holds it, which is what the reference writer produces. Width does not take part
     in equality: two elements with the same type, tag and value are equal however they were encoded.
+    Equality, hashing and ``repr`` walk the tree iteratively, so decoded trees of any depth work; a list
+    given as a container's members is frozen into a tuple, so an element can never contain itself.
     """
 
     type: ElementType
     value: Any
     tag: Tag = ANONYMOUS
-    width: int | None = field(default=None, compare=False)
-    raw: bytes | None = field(default=None, compare=False, repr=False)  # float bits exactly as read
+    width: int | None = None
+    raw: bytes | None = None  # float bits exactly as read
+
+    def __post_init__(self) -> None:
+        if isinstance(self.value, list):
+            object.__setattr__(self, "value", tuple(self.value))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Element):
+            return NotImplemented
+        stack: list[tuple[Any, Any]] = [(self, other)]
+        seen: set[tuple[int, int]] = set()
+        while stack:
+            a, b = stack.pop()
+            if a is b:
+                continue
+            if isinstance(a, Element) and isinstance(b, Element):
+                if (id(a), id(b)) in seen:
+                    continue
+                seen.add((id(a), id(b)))
+                if a.type != b.type or a.tag != b.tag:
+                    return False
+                a, b = a.value, b.value
+                if a is b:
+                    continue
+            elif isinstance(a, Element) or isinstance(b, Element):
+                return False
+            if isinstance(a, tuple) and isinstance(b, tuple):
+                if len(a) != len(b):
+                    return False
+                stack.extend(zip(a, b, strict=True))
+            elif isinstance(a, tuple) or isinstance(b, tuple) or not a == b:
+                return False
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        done: dict[int, int] = {}
+        open_: set[int] = set()
+        stack: list[tuple[Element, bool]] = [(self, False)]
+        while stack:
+            node, ready = stack.pop()
+            if id(node) in done:
+                continue
+            members = node.value if isinstance(node.value, tuple) else None
+            if members is not None and not ready:
+                if id(node) in open_:
+                    raise ValueError("cannot hash a TLV element that contains itself")
+                open_.add(id(node))
+                stack.append((node, True))
+                stack.extend((m, False) for m in members if isinstance(m, Element) and id(m) not in done)
+                continue
+            open_.discard(id(node))
+            value = hash(tuple(done[id(m)] if isinstance(m, Element) else hash(m) for m in members)) \
+                if members is not None else hash(node.value)
+            done[id(node)] = hash((node.type, node.tag, value))
+        return done[id(self)]
+
+    def __repr__(self) -> str:
+        out: list[str] = []
+        open_: set[int] = set()
+        stack: list[tuple[str, Any]] = [("obj", self)]
+        while stack:
+            kind, item = stack.pop()
+            if kind == "text":
+                out.append(item)
+            elif kind == "close":
+                open_.discard(item)
+            elif isinstance(item, Element):
+                if id(item) in open_:
+                    out.append("Element(...)")
+                    continue
+                open_.add(id(item))
+                out.append(f"Element(type={item.type!r}, value=")
+                stack += [("close", id(item)), ("text", f", tag={item.tag!r}, width={item.width!r})")]
+                stack.append(("obj", item.value))
+            elif isinstance(item, tuple):
+                stack.append(("text", ",)" if len(item) == 1 else ")"))
+                for index in range(len(item) - 1, -1, -1):
+                    stack.append(("obj", item[index]))
+                    if index:
+                        stack.append(("text", ", "))
+                stack.append(("text", "("))
+            else:
+                out.append(repr(item))
+        return "".join(out)
 
     def member(self, number: int) -> Element | None:
         """The member with context tag ``number`` of a structure or list, or None."""
@@ -190,19 +279,26 @@ def sint(value: int, tag: Tag | int | None = None, width: int | None = None) -> 
 
 
 def boolean(value: bool, tag: Tag | int | None = None) -> Element:
-    return Element(ElementType.BOOL, bool(value), _tag(tag))
+    """A boolean element; ``value`` must be True or False (``encode`` refuses anything else, e.g. 2)."""
+    return Element(ElementType.BOOL, value, _tag(tag))
 
 
 def null(tag: Tag | int | None = None) -> Element:
     return Element(ElementType.NULL, None, _tag(tag))
 
 
+def _as_float(value: Any) -> Any:
+    """Integers become floats; anything else is kept for ``encode`` to refuse."""
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**1023 \
+        else value
+
+
 def float32(value: float, tag: Tag | int | None = None) -> Element:
-    return Element(ElementType.FLOAT32, float(value), _tag(tag))
+    return Element(ElementType.FLOAT32, _as_float(value), _tag(tag))
 
 
 def float64(value: float, tag: Tag | int | None = None) -> Element:
-    return Element(ElementType.FLOAT64, float(value), _tag(tag))
+    return Element(ElementType.FLOAT64, _as_float(value), _tag(tag))
 
 
 def utf8(value: str, tag: Tag | int | None = None) -> Element:
@@ -210,7 +306,9 @@ def utf8(value: str, tag: Tag | int | None = None) -> Element:
 
 
 def octets(value: bytes, tag: Tag | int | None = None) -> Element:
-    return Element(ElementType.BYTES, bytes(value), _tag(tag))
+    """An octet string; ``value`` must be bytes-like (``bytes(5)`` would silently be five zero bytes)."""
+    return Element(ElementType.BYTES, bytes(value) if isinstance(value, bytes | bytearray | memoryview) else value,
+                   _tag(tag))
 
 
 def structure(tag: Tag | int | None, *members: Element) -> Element:
@@ -249,7 +347,24 @@ def _fail(message: str, path: str) -> TLVValueError:
     return TLVValueError(message, field=path or "element")
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_tag(tag: Any, path: str) -> None:
+    """A tag of one of the five tag classes with integer fields and a legal width, or a TLVValueError."""
+    if not isinstance(tag, AnonymousTag | ContextTag | CommonProfileTag | ImplicitProfileTag | FullyQualifiedTag):
+        raise _fail(f"not a tag: {type(tag).__name__}", path)
+    numbers = [getattr(tag, name) for name in ("number", "vendor", "profile") if hasattr(tag, name)]
+    if not all(_is_int(n) for n in numbers):
+        raise _fail(f"tag fields must be integers: {tag!r}", path)
+    width = getattr(tag, "width", None)
+    if width is not None and not _is_int(width):
+        raise _fail(f"tag width must be an integer: {tag!r}", path)
+
+
 def _encode_tag(tag: Tag, type_code: int, path: str) -> bytes:
+    _check_tag(tag, path)
     if isinstance(tag, AnonymousTag):
         return bytes([type_code])
     if isinstance(tag, ContextTag):
@@ -262,30 +377,34 @@ def _encode_tag(tag: Tag, type_code: int, path: str) -> bytes:
             raise _fail(f"profile tag number {tag.number} does not fit {width} bytes", path)
         form = (_COMMON2 if isinstance(tag, CommonProfileTag) else _IMPL2) + (width == 4)
         return bytes([form << 5 | type_code]) + struct.pack(_UFMT[width], tag.number)
-    if isinstance(tag, FullyQualifiedTag):
-        width = tag.width or (6 if 0 <= tag.number <= 0xFFFF else 8)
-        if width not in (6, 8) or not 0 <= tag.number < (1 << (8 * (width - 4))):
-            raise _fail(f"tag number {tag.number} does not fit a {width}-byte fully qualified tag", path)
-        if not (0 <= tag.vendor <= 0xFFFF and 0 <= tag.profile <= 0xFFFF):
-            raise _fail("vendor id and profile number must be 0-65535", path)
-        return (bytes([(_FQ6 + (width == 8)) << 5 | type_code]) + struct.pack("<HH", tag.vendor, tag.profile)
-                + struct.pack(_UFMT[width - 4], tag.number))
-    raise _fail(f"not a tag: {tag!r}", path)
+    width = tag.width or (6 if 0 <= tag.number <= 0xFFFF else 8)
+    if width not in (6, 8) or not 0 <= tag.number < (1 << (8 * (width - 4))):
+        raise _fail(f"tag number {tag.number} does not fit a {width}-byte fully qualified tag", path)
+    if not (0 <= tag.vendor <= 0xFFFF and 0 <= tag.profile <= 0xFFFF):
+        raise _fail("vendor id and profile number must be 0-65535", path)
+    return (bytes([(_FQ6 + (width == 8)) << 5 | type_code]) + struct.pack("<HH", tag.vendor, tag.profile)
+            + struct.pack(_UFMT[width - 4], tag.number))
 
 
 def _encode_scalar(element: Element, path: str) -> bytes:
     kind, value = element.type, element.value
+    if element.width is not None and not _is_int(element.width):
+        raise _fail(f"width must be an integer or None, not {type(element.width).__name__}", path)
     if kind is ElementType.BOOL:
         if not isinstance(value, bool):
             raise _fail("boolean value must be bool", path)
         return _encode_tag(element.tag, 0x09 if value else 0x08, path)
     if kind is ElementType.NULL:
+        if value is not None:
+            raise _fail("a null element has no value", path)
         return _encode_tag(element.tag, 0x14, path)
     if kind in (ElementType.FLOAT32, ElementType.FLOAT64):
         if not isinstance(value, float):
             raise _fail("float value must be float", path)
         fmt, code = ("<f", 0x0A) if kind is ElementType.FLOAT32 else ("<d", 0x0B)
         raw = element.raw
+        if raw is not None and not (isinstance(raw, bytes) and len(raw) == struct.calcsize(fmt)):
+            raise _fail(f"raw float bits must be {struct.calcsize(fmt)} bytes", path)
         if raw is None or not _same_float(struct.unpack(fmt, raw)[0], value):
             try:
                 raw = struct.pack(fmt, value)
@@ -315,7 +434,7 @@ def _encode_scalar(element: Element, path: str) -> bytes:
             except UnicodeEncodeError as exc:
                 raise _fail("string is not encodable as UTF-8", path) from exc
         else:
-            if not isinstance(value, bytes | bytearray):
+            if not isinstance(value, bytes | bytearray | memoryview):
                 raise _fail("octet string value must be bytes", path)
             payload = bytes(value)
         width = element.width or _min_unsigned_width(len(payload))
@@ -340,37 +459,52 @@ def _check_member_tag(parent: ElementType | None, tag: Tag, path: str) -> None:
 
 
 def encode(element: Element) -> bytes:
-    """The TLV bytes of ``element`` (iterative, so decoded trees of any depth re-encode)."""
+    """The TLV bytes of ``element`` (iterative, so decoded trees of any depth re-encode).
+
+    Anything that cannot be encoded — a wrong type anywhere in the tree, an out-of-range value or tag, a
+    misplaced tag, a duplicate structure tag, an element that contains itself — is a TLVValueError naming
+    the member's path; nothing else is raised.
+    """
     if not isinstance(element, Element):
         raise TLVValueError(f"expected an Element, got {type(element).__name__}", field="element")
     out = bytearray()
-    # stack items: (element, parent type, path) to open, or None to close a container
-    stack: list[tuple[Element, ElementType | None, str] | None] = [(element, None, "")]
+    # stack items: ("open", element, parent type, path) or ("close", element)
+    stack: list[tuple[Any, ...]] = [("open", element, None, "")]
     seen_tags: list[set[Tag]] = []
+    open_ids: set[int] = set()
     while stack:
         item = stack.pop()
-        if item is None:
+        if item[0] == "close":
             out.append(_END)
             seen_tags.pop()
+            open_ids.discard(id(item[1]))
             continue
-        node, parent, path = item
+        _, node, parent, path = item
+        where = path or "element"
         if not isinstance(node, Element):
-            raise TLVValueError(f"expected an Element, got {type(node).__name__}", field=path or "element")
-        _check_member_tag(parent, node.tag, path or "element")
+            raise TLVValueError(f"expected an Element, got {type(node).__name__}", field=where)
+        _check_tag(node.tag, where)
+        if not isinstance(node.type, ElementType):
+            raise TLVValueError(f"unknown element type {node.type!r}", field=where)
+        _check_member_tag(parent, node.tag, where)
         if parent is ElementType.STRUCT:
             if node.tag in seen_tags[-1]:
-                raise TLVValueError(f"duplicate tag {node.tag!r} in a structure", field=path)
+                raise TLVValueError(f"duplicate tag {node.tag!r} in a structure", field=where)
             seen_tags[-1].add(node.tag)
         if node.type in CONTAINERS:
             if not isinstance(node.value, tuple | list):
-                raise TLVValueError("container value must be a tuple of Elements", field=path or "element")
-            out += _encode_tag(node.tag, _CONTAINER_CODE[node.type], path)
+                raise TLVValueError("container value must be a tuple of Elements", field=where)
+            if id(node) in open_ids:
+                raise TLVValueError("the element contains itself (a cycle)", field=where)
+            open_ids.add(id(node))
+            out += _encode_tag(node.tag, _CONTAINER_CODE[node.type], where)
             seen_tags.append(set())
-            stack.append(None)
-            for index in range(len(node.value) - 1, -1, -1):
-                stack.append((node.value[index], node.type, f"{path}[{index}]"))
+            stack.append(("close", node))
+            members = tuple(node.value)
+            for index in range(len(members) - 1, -1, -1):
+                stack.append(("open", members[index], node.type, f"{path}[{index}]"))
         else:
-            out += _encode_scalar(node, path)
+            out += _encode_scalar(node, where)
     return bytes(out)
 
 

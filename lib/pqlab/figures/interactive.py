@@ -2,48 +2,23 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pqlab.amort import amortisation as eq1
 
-ENV = "PQLAB_WIDGETS"  # "1" forces widgets on (a front end this check does not know), "0" forces them off
-HEADLESS = ("papermill", "nbclient", "nbconvert", "pytest")  # executors that start kernels with no front end
-
-
-def _parent_command() -> str:
-    """The command line of the process that started this kernel (Linux /proc; "" elsewhere)."""
-    try:
-        return Path(f"/proc/{os.getppid()}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
+ENV = "PQLAB_WIDGETS"  # "1" forces widgets on (a front end the check does not know), "0" forces them off
 
 
 def live_frontend() -> bool:
-    """True when an IPython kernel is attached to an interactive front end.
+    """True when an IPython kernel is attached to an interactive front end: :func:`pqlab.notebook.interactive`
+    (Jupyter Server's ``JPY_SESSION_NAME``, no headless executor as the kernel's parent; ``PQLAB_WIDGETS`` = 0/1
+    overrides), one rule for every notebook's widgets."""
+    from pqlab.notebook import interactive
 
-    Widgets need a front end to answer their comm messages; a headless executor (papermill, nbclient,
-    nbconvert --execute) has none, and ``ipywidgets.interact`` can hang it (nteract/papermill#723). Only a
-    positive sign counts: Jupyter Server (JupyterLab, Notebook 7, VS Code through a server) sets
-    ``JPY_SESSION_NAME`` in the kernel's environment; headless executors do not — and a kernel whose parent
-    process is one of them (papermill started from a notebook inherits that variable) is headless whatever its
-    environment says. ``PQLAB_WIDGETS`` overrides both.
-    """
-    forced = os.environ.get(ENV)
-    if forced in ("0", "1"):
-        return forced == "1"
-    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
-    if shell is None or getattr(shell, "kernel", None) is None:
-        return False
-    parent = _parent_command()
-    if any(name in parent for name in HEADLESS):
-        return False
-    return bool(os.environ.get("JPY_SESSION_NAME"))
+    return interactive()
 
 
 def describe(point: eq1.TradeOff) -> str:

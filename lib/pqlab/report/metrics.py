@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pqlab.errors import ParamsError
+from pqlab.errors import InputError
+from pqlab.io import read_json
 
 MISSING = object()
 
@@ -125,12 +125,10 @@ class MetricsTree:
             if not path.exists():
                 self._documents[filename] = None
             else:
-                try:
-                    loaded = json.loads(path.read_text())
-                except (OSError, json.JSONDecodeError) as exc:
-                    raise ParamsError(f"unreadable metrics file: {exc}", field=str(path)) from exc
+                loaded = read_json(path, "metrics file")  # InputError naming the file; checks its SHA-256
                 if not isinstance(loaded, dict):
-                    raise ParamsError("a metrics file must hold a JSON object", field=str(path))
+                    raise InputError("a metrics file must hold a JSON object; rerun the stage that writes it",
+                                     field=str(path))
                 self._documents[filename] = loaded
         return self._documents[filename]
 

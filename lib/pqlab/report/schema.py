@@ -6,10 +6,10 @@ import math
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pqlab.errors import ParamsError
+from pqlab.params import read_yaml
 
 
 class _Frozen(BaseModel):
@@ -217,10 +217,7 @@ def _check_references(reference: Reference) -> None:
 
 def load_reference(path: Path) -> Reference:
     """Read and strictly validate ``params/paper_reference.yaml`` (errors name the row id and the field)."""
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ParamsError(f"cannot read: {exc}", field=str(path)) from exc
+    raw = read_yaml(path, "paper reference")  # UTF-8, no duplicate keys, bounded nesting: else one ParamsError
     try:
         reference = Reference.model_validate(raw)
         _check_references(reference)

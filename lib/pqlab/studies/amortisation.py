@@ -351,7 +351,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(detection, paths.amort_figs / "omission_detection", markdown=_rounded(detection))
         for stem, figure in figures.items():
             out.figure(figure, paths.amort_figs / stem)
-        out.json(paths.derived / "amortisation_metrics.json", headline)
+        out.metrics(paths.derived / "amortisation_metrics.json", headline, label="symmetric floor C_mac + C_leaf",
+                    key="floor_us", unit="us")
     for figure in figures.values():
         plt.close(figure)
     tables = {"table2_amortised": table, "amortisation_model": model, "omission_detection": detection}

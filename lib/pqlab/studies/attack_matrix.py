@@ -15,7 +15,7 @@ from pqlab.amort.lab import KeySet
 from pqlab.figures.attack_matrix import attack_matrix_overview
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet
+from pqlab.studies.outputs import OutputSet, scratch_dir
 from pqlab.studies.result import StudyResult
 
 STAGE = "attack_matrix"
@@ -26,14 +26,15 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     cfg = settings.attack_matrix
     paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
     frames, seconds = [], []
-    for repeat in range(cfg.repeats):
-        start = time.perf_counter()
-        keys = KeySet.generate(cfg.n_devices, cfg.checkpoint_signer)
-        slh = KeySet.generate(2, cfg.alternative_signer)
-        frame = run_matrix(keys, settings.seed + repeat, slh_keys=slh, stream_records=cfg.stream_records,
-                           stream_k=cfg.stream_k, workdir=paths.raw)
-        seconds.append(time.perf_counter() - start)
-        frames.append(frame.assign(repeat=repeat, seed=settings.seed + repeat))
+    with scratch_dir(paths, STAGE) as scratch:  # checkpoint logs; removed even if the run is killed
+        for repeat in range(cfg.repeats):
+            start = time.perf_counter()
+            keys = KeySet.generate(cfg.n_devices, cfg.checkpoint_signer)
+            slh = KeySet.generate(2, cfg.alternative_signer)
+            frame = run_matrix(keys, settings.seed + repeat, slh_keys=slh, stream_records=cfg.stream_records,
+                               stream_k=cfg.stream_k, workdir=scratch)
+            seconds.append(time.perf_counter() - start)
+            frames.append(frame.assign(repeat=repeat, seed=settings.seed + repeat))
     runs = pd.concat(frames, ignore_index=True)
     summary = summarise_runs(runs)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends={})
@@ -48,7 +49,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(table6, paths.amort_figs / "table6_attack_matrix")
         out.table(extra, paths.amort_figs / "attack_matrix_extra")
         out.figure(figure, paths.amort_figs / "attack_matrix_overview")
-        out.json(paths.derived / "attack_matrix_metrics.json", metrics)
+        out.metrics(paths.derived / "attack_matrix_metrics.json", metrics, label="Table VI cases passed",
+                    key="table6.cases_passed", unit=f"of {metrics['table6']['cases_total']}")
     plt.close(figure)
     return StudyResult(STAGE, figures={"attack_matrix_overview": figure},
                        tables={"table6_attack_matrix": table6, "attack_matrix_extra": extra},

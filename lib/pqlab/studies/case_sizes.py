@@ -43,7 +43,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(fields, paths.case_figs / "table1_case_breakdown", markdown=per_field)
         out.table(resume, paths.case_figs / "resumption_sizes")
         out.figure(figure, paths.case_figs / "fig1_case_sizes")
-        out.json(paths.derived / "case_sizes_metrics.json", headline)
+        out.metrics(paths.derived / "case_sizes_metrics.json", headline | {"fit_limit": int(table["fits_limit"].sum())},
+                    label=f"configs within {fr.max_app_payload} B", key="fit_limit", unit=f"of {len(table)}")
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig1_case_sizes": figure},
                        tables={"table1_case_sizes": table, "table1_case_breakdown": fields,

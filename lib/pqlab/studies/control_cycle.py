@@ -104,7 +104,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(table, paths.amort_figs / "fig6_scan_summary")
         out.table(cost.round(3), paths.amort_figs / "control_cycle_scan_cost")
         out.figure(figure, paths.amort_figs / "fig6_scan")
-        out.json(paths.derived / "control_cycle_metrics.json", headline)
+        out.metrics(paths.derived / "control_cycle_metrics.json", headline, label="largest scan response",
+                    key="max_response_us", unit="us")
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig6_scan": figure},
                        tables={"fig6_scan_summary": table, "control_cycle_scan_cost": cost}, metrics=headline,

@@ -10,7 +10,7 @@ from pqlab.bench import costs
 from pqlab.figures.costs import fig2_costs
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet
+from pqlab.studies.outputs import OutputSet, scratch_dir
 from pqlab.studies.result import StudyResult
 
 STAGE = "costs"
@@ -28,7 +28,8 @@ def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
 def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Measure, summarise, plot and write every output; nothing is written until all measurements are done."""
     paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
-    raw, extra = costs.measure(settings, paths.raw, progress=progress)
+    with scratch_dir(paths, STAGE) as scratch:  # the fsync probe's file; removed even if the run is killed
+        raw, extra = costs.measure(settings, scratch, progress=progress)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends=extra["backends"]) | extra
     stats = costs.summarise(raw, settings)
     comparison = costs.compare_backends(raw, settings.costs.comparison_signer)
@@ -48,7 +49,9 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(table, paths.amort_figs / "table1_costs", markdown=_rounded(table))
         out.table(comparison, paths.amort_figs / "table1_backend_comparison", markdown=_rounded(comparison))
         out.figure(figure, paths.amort_figs / "fig2_costs")
-        out.json(paths.derived / "costs_metrics.json", headline)
+        signer = settings.costs.signers[0]
+        out.metrics(paths.derived / "costs_metrics.json", headline, label=f"{signer} sign median",
+                    key=f"table1.sign_{signer}.median_us", unit="us")
     plt.close(figure)  # saved; notebooks display the returned object once instead of twice
     return StudyResult(STAGE, figures={"fig2_costs": figure},
                        tables={"table1_costs": table, "table1_backend_comparison": comparison},

@@ -43,7 +43,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(pareto, paths.case_figs / "design_space_pareto")
         out.text(paths.case_figs / "design_space_fits.md", fits.to_markdown(index=False) + "\n")
         out.figure(figure, paths.case_figs / "fig6_design_space")
-        out.json(paths.derived / "design_space_metrics.json", headline)
+        out.metrics(paths.derived / "design_space_metrics.json", headline, label="design points that fit",
+                    key="fits.points", unit=f"of {headline['points']}")
         points = space[["device_ms", "total", "family"]].rename(columns={"total": "total_bytes"})
         out.text(paths.plots / "design_space_points.csv", points.to_csv(index=False))   # dvc plots
     plt.close(figure)

@@ -119,7 +119,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(table, paths.amort_figs / "device_origin_auditor", markdown=rounded)
         out.table(comparison, paths.amort_figs / "device_origin_tags", markdown=comparison.round(4))
         out.figure(figure, paths.amort_figs / "fig5_auditor")
-        out.json(paths.derived / "device_origin_metrics.json", headline)
+        out.metrics(paths.derived / "device_origin_metrics.json", headline, label="in-order verify incl. MAC",
+                    key="in_order_with_mac_us", unit="us")
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig5_auditor": figure},
                        tables={"device_origin_auditor": table, "device_origin_tags": comparison},

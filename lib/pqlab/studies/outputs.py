@@ -1,31 +1,190 @@
-"""A study's output set: staged in a private folder, then replaced as a whole or not at all."""
+"""A study's output set: staged in a private folder, then replaced as a whole or not at all.
+
+Every file of a run is written under ``<root>/.pqlab-staging/<stage>-XXXX/new/`` first (with the mode the umask
+gives). ``commit`` then takes the project's commit lock, writes a journal, moves the previous files aside and
+the new ones into place; a failure rolls every file back. Ctrl-C during those few renames is held until they
+are done, so an interrupt leaves the previous set or the new one, never a mix. A process killed (SIGKILL,
+power) in the middle of them leaves the journal, and the next run's :func:`recover` completes the commit; a
+folder left by a run killed while staging is removed the same way. Two runs into one project each commit
+whole sets, one after the other.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 from matplotlib.figure import Figure
 
 from pqlab.errors import OutputError
-from pqlab.io import METADATA_KEY, ensure_writable_dir
+from pqlab.io import FileLock, fsync_path, json_text, parquet_table
 from pqlab.paths import ProjectPaths
 
 STAGING = ".pqlab-staging"
+_COMMIT_LOCK = ".commit.lock"
+_ALIVE = ".alive"
+_JOURNAL = "journal.json"
 # Figures carry no creation date, so two runs of the same study give identical files.
 _FIGURE_METADATA = {"pdf": {"CreationDate": None, "ModDate": None}, "png": {}}
+
+_OWN: set[Path] = set()                 # this process's live private folders (never recovered by it)
+STATUS: dict[str, dict[str, Any]] = {}  # stage -> {"state": staging|committed|discarded, "files": n}
 
 
 def _markdown(frame: pd.DataFrame, floatfmt: str) -> str:
     return frame.to_markdown(index=False, floatfmt=floatfmt) + "\n"
+
+
+def _private_dir(root: Path, prefix: str) -> tuple[Path, FileLock]:
+    """A new folder under ``root/.pqlab-staging`` marked alive by a lock this process holds."""
+    base = root / STAGING
+    for _ in range(50):
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+            folder = Path(tempfile.mkdtemp(dir=base, prefix=prefix))
+            lock = FileLock(folder / _ALIVE)
+            if lock.acquire():
+                _OWN.add(folder)
+                return folder, lock
+        except FileNotFoundError:  # another run removed the empty staging folder just now: again
+            continue
+        except OSError as exc:
+            raise OutputError(f"{base} is not writable ({exc.strerror or exc})",
+                              field=f"staging folder {STAGING}") from exc
+    raise OutputError("cannot create a private staging folder", field=str(base))
+
+
+def _drop_private_dir(folder: Path, lock: FileLock | None) -> None:
+    if lock is not None:
+        lock.release()
+    shutil.rmtree(folder, ignore_errors=True)
+    _OWN.discard(folder)
+    try:
+        folder.parent.rmdir()  # the shared staging folder, once no run uses it
+    except OSError:
+        pass
+
+
+@contextmanager
+def _commit_lock(root: Path) -> Iterator[None]:
+    """The project's commit lock: one output set is replaced at a time."""
+    base = root / STAGING
+    lock = FileLock(base / _COMMIT_LOCK)
+    for _ in range(50):
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+            lock.acquire(blocking=True)
+            break
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise OutputError(f"cannot take the commit lock ({exc.strerror or exc})", field=str(base)) from exc
+    else:
+        raise OutputError("cannot take the commit lock", field=str(base))
+    try:
+        yield
+    finally:
+        lock.release(remove=True)
+
+
+@contextmanager
+def _sigint_held() -> Iterator[list[int]]:
+    """Hold Ctrl-C (SIGINT) until the block ends; the caller re-raises it afterwards."""
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield caught
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _write_journal(folder: Path, state: str, items: list[dict[str, Any]]) -> None:
+    tmp = folder / f".{_JOURNAL}.tmp"
+    tmp.write_text(json.dumps({"state": state, "pid": os.getpid(), "items": items}))
+    fsync_path(tmp)
+    os.replace(tmp, folder / _JOURNAL)
+    fsync_path(folder)
+
+
+def _replay(journal: dict[str, Any]) -> None:
+    """Finish what a killed commit started: forward (every staged file into place) or back (old files)."""
+    for item in journal["items"]:
+        final, staged, backup = Path(item["final"]), Path(item["staged"]), Path(item["backup"])
+        if journal["state"] == "forward":
+            if staged.exists():
+                final.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staged, final)
+        elif item["had_old"]:
+            if backup.exists():
+                os.replace(backup, final)
+        elif not staged.exists():
+            final.unlink(missing_ok=True)
+
+
+def recover(root: str | Path) -> list[str]:
+    """Complete or remove what killed runs left in ``root/.pqlab-staging``; returns what was done."""
+    base = Path(root) / STAGING
+    done: list[str] = []
+    if not base.is_dir():
+        return done
+    for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+        if folder in _OWN:
+            continue
+        lock = FileLock(folder / _ALIVE)
+        try:
+            if not lock.acquire():
+                continue  # a live run's folder
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        try:
+            journal_path = folder / _JOURNAL
+            if journal_path.exists():
+                with _commit_lock(Path(root)):
+                    try:
+                        journal = json.loads(journal_path.read_text())
+                    except (OSError, ValueError):
+                        journal = None
+                    if journal is not None:
+                        _replay(journal)
+                        done.append(f"completed the interrupted commit in {folder.name} ({journal['state']})")
+        finally:
+            lock.release()
+        shutil.rmtree(folder, ignore_errors=True)
+        done.append(f"removed {folder.name}")
+    stale = FileLock(base / _COMMIT_LOCK)
+    if stale.path.exists() and stale.acquire():  # left by a run killed while committing
+        stale.release(remove=True)
+    try:
+        base.rmdir()
+    except OSError:
+        pass
+    return done
+
+
+@contextmanager
+def scratch_dir(paths: ProjectPaths, stage: str) -> Iterator[Path]:
+    """A private working folder for a study's temporary files, removed afterwards (or by the next run if killed)."""
+    recover(paths.root)
+    folder, lock = _private_dir(paths.root, f"{stage}-scratch-")
+    try:
+        yield folder
+    finally:
+        _drop_private_dir(folder, lock)
 
 
 class OutputSet:
@@ -38,10 +197,11 @@ class OutputSet:
     def __init__(self, paths: ProjectPaths, stage: str) -> None:
         self.paths = paths
         self.stage = stage
-        base = ensure_writable_dir(paths.root / STAGING, field=f"staging folder {STAGING}")
-        self._dir = Path(tempfile.mkdtemp(dir=base, prefix=f"{stage}-"))
+        recover(paths.root)
+        self._dir, self._lock = _private_dir(paths.root, f"{stage}-")
         self._staged: dict[Path, Path] = {}
         self.written: list[Path] = []
+        STATUS[stage] = {"state": "staging", "files": 0}
 
     # --- staging ---------------------------------------------------------------------------------------
     def path(self, final: str | Path) -> Path:
@@ -59,17 +219,31 @@ class OutputSet:
         self.path(final).write_text(text)
         return Path(final)
 
-    def json(self, final: str | Path, data: Any) -> Path:
-        return self.text(final, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    def json(self, final: str | Path, data: Any, *, checksum: bool = True) -> Path:
+        """``data`` as JSON; an object carries ``pqlab_sha256`` so a reader (pqlab.io.read_json) notices a change."""
+        return self.text(final, json_text(data, checksum))
+
+    def metrics(self, final: str | Path, data: dict[str, Any], *, label: str, key: str, unit: str) -> list[Path]:
+        """``final`` (``<stage>_metrics.json``: every metric, read by REPORT.md) and beside it the compact
+        ``<stage>_headline.json`` that dvc.yaml declares as the stage's metrics: the same four keys for every
+        study (profile, headline, value, unit), so ``dvc metrics show`` is one narrow row per study."""
+        final = Path(final)
+        if len(label) > 30 or len(unit) > 8:
+            raise ValueError(f"headline label (<= 30 characters) and unit (<= 8) must stay short: {label!r} {unit!r}")
+        if not final.name.endswith("_metrics.json"):
+            raise ValueError(f"a metrics file is named <stage>_metrics.json, not {final.name}")
+        value: Any = data
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None and not isinstance(value, int | float):
+            raise ValueError(f"headline {key} is not a number: {value!r}")
+        compact = {"profile": data.get("profile"), "headline": label, "value": value, "unit": unit}
+        headline = final.with_name(final.name.removesuffix("_metrics.json") + "_headline.json")
+        return [self.json(final, data), self.json(headline, compact, checksum=False)]
 
     def parquet(self, final: str | Path, frame: pd.DataFrame, metadata: dict[str, Any] | None = None) -> Path:
         """``frame`` as parquet, ``metadata`` as JSON under the schema key ``pqlab`` (provenance)."""
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        if metadata is not None:
-            merged = dict(table.schema.metadata or {})
-            merged[METADATA_KEY] = json.dumps(metadata, default=str, sort_keys=True).encode()
-            table = table.replace_schema_metadata(merged)
-        pq.write_table(table, self.path(final))
+        pq.write_table(parquet_table(frame, metadata), self.path(final))
         return Path(final)
 
     def table(self, frame: pd.DataFrame, stem: str | Path, *, markdown: pd.DataFrame | None = None,
@@ -93,40 +267,56 @@ class OutputSet:
     # --- commit / discard ------------------------------------------------------------------------------
     def commit(self) -> list[Path]:
         """Move every staged file into place; if any move fails, put every previous file back."""
+        root = self.paths.root.resolve()
         backups = self._dir / "old"
-        moved: list[tuple[Path, Path | None]] = []
-        try:
-            for final, staged in sorted(self._staged.items()):
-                final.parent.mkdir(parents=True, exist_ok=True)
-                backup = None
-                if final.exists():
-                    backup = backups / final.relative_to(self.paths.root.resolve())
-                    backup.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(final, backup)
-                moved.append((final, backup))
-                os.replace(staged, final)
-        except BaseException as exc:
-            for final, backup in reversed(moved):
-                if backup is not None and backup.exists():
-                    os.replace(backup, final)
-                elif backup is None:
-                    final.unlink(missing_ok=True)
-            self.discard()
-            if isinstance(exc, OSError):
-                raise OutputError(f"cannot replace {final}: {exc.strerror or exc}; the previous outputs were kept",
-                                  field=self.stage) from exc
-            raise
-        self.written = sorted(self._staged)
-        self.discard()
+        items = [{"final": str(final), "staged": str(staged), "backup": str(backups / final.relative_to(root)),
+                  "had_old": final.exists()} for final, staged in sorted(self._staged.items())]
+        with _sigint_held() as interrupted:
+            try:
+                with _commit_lock(root):
+                    self._move_all(items)
+            except BaseException:
+                self.discard()
+                raise
+            self.written = sorted(self._staged)
+            STATUS[self.stage] = {"state": "committed", "files": len(self.written)}
+            self.discard(keep_status=True)
+        if interrupted:
+            raise KeyboardInterrupt
         return self.written
 
-    def discard(self) -> None:
-        """Drop everything staged (the project's previous outputs are untouched)."""
-        shutil.rmtree(self._dir, ignore_errors=True)
+    def _move_all(self, items: list[dict[str, Any]]) -> None:
+        _write_journal(self._dir, "forward", items)
+        moved: list[dict[str, Any]] = []
         try:
-            self._dir.parent.rmdir()  # the shared staging folder, once no run uses it
-        except OSError:
-            pass
+            for item in items:  # everything staged must still be there before anything is replaced
+                staged, final = Path(item["staged"]), Path(item["final"])
+                if not staged.exists():
+                    raise FileNotFoundError(2, "staged output vanished", item["staged"])
+                if final.is_dir() and not staged.is_dir():  # never move a user's folder aside (it would be deleted)
+                    raise IsADirectoryError(21, "a folder is where the file goes", item["final"])
+            for item in items:
+                final, staged, backup = Path(item["final"]), Path(item["staged"]), Path(item["backup"])
+                final.parent.mkdir(parents=True, exist_ok=True)
+                if item["had_old"]:
+                    backup.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(final, backup)
+                moved.append(item)
+                os.replace(staged, final)
+        except OSError as exc:
+            _write_journal(self._dir, "back", moved)
+            _replay({"state": "back", "items": moved})
+            (self._dir / _JOURNAL).unlink(missing_ok=True)
+            raise OutputError(f"cannot replace {exc.filename or 'an output'}: {exc.strerror or exc}; the previous "
+                              "outputs were kept", field=self.stage) from exc
+        (self._dir / _JOURNAL).unlink()
+
+    def discard(self, keep_status: bool = False) -> None:
+        """Drop everything staged (the project's previous outputs are untouched)."""
+        if not keep_status and STATUS.get(self.stage, {}).get("state") == "staging":
+            STATUS[self.stage] = {"state": "discarded", "files": 0}
+        _drop_private_dir(self._dir, self._lock)
+        self._lock = None
 
     def __enter__(self) -> OutputSet:
         return self
@@ -137,3 +327,19 @@ class OutputSet:
             self.commit()
         else:
             self.discard()
+
+
+def interrupt_report(kept_caches: dict[Path, int] | None = None) -> str:
+    """What an interrupted run leaves, true to this process's output sets and resume caches."""
+    parts = []
+    committed = [f"{stage} ({s['files']} files)" for stage, s in STATUS.items() if s["state"] == "committed"]
+    unwritten = [stage for stage, s in STATUS.items() if s["state"] != "committed"]
+    if committed:
+        parts.append(f"the complete new output set of {', '.join(committed)} was written before the interrupt")
+    if unwritten:
+        parts.append(f"the output set of {', '.join(unwritten)} was not written and the previous one is unchanged")
+    if not STATUS:
+        parts.append("no output set was written; the previous outputs are unchanged")
+    for folder, count in (kept_caches or {}).items():
+        parts.append(f"{count} finished part(s) are kept in {folder} and reused by the next run")
+    return "; ".join(parts)

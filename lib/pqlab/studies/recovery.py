@@ -83,7 +83,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(crash, paths.amort_figs / "recovery_crash_injection")
         out.table(restart, paths.amort_figs / "recovery_restart", markdown=_rounded(restart))
         out.figure(figure, paths.amort_figs / "fig_recovery")
-        out.json(paths.derived / "recovery_metrics.json", headline)
+        out.metrics(paths.derived / "recovery_metrics.json", headline, label="crashes fail secure or resume",
+                    key="crash.fail_secure_or_resume_fraction", unit="fraction")
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig_recovery": figure},
                        tables={"table4_recovery": table4, "recovery_crash_injection": crash,

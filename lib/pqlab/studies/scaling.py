@@ -110,7 +110,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(replay_summary, paths.amort_figs / "partition_replay", markdown=_markdown(replay_summary))
         out.table(layouts, paths.amort_figs / "checkpoint_budget", markdown=_markdown(layouts))
         out.figure(figure, paths.amort_figs / "fig_scaling")
-        out.json(paths.derived / "scaling_metrics.json", headline)
+        out.metrics(paths.derived / "scaling_metrics.json", headline, label="attesting after 1 of 1000 out",
+                    key="isolation.n1000.attesting_fraction", unit="fraction")
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig_scaling": figure},
                        tables={"table3_scaling": table, "isolation": iso, "partition_replay": replay_summary,

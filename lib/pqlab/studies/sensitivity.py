@@ -63,7 +63,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
         out.text(paths.plots / "fig4ab_heatmaps.csv", heat.to_csv(index=False))       # dvc plots
         out.text(paths.plots / "fig4c_timers.csv", timer_lines.to_csv(index=False))
         out.text(paths.plots / "fig5_segment_size.csv", segment_lines.to_csv(index=False))
-        out.json(paths.derived / "sensitivity_metrics.json", analysis.jsonable(metrics))
+        out.metrics(paths.derived / "sensitivity_metrics.json", analysis.jsonable(metrics),
+                    label="IPv6/block max, 25 cells", key="ipv6_block.max", unit="x")
     clean_parts(parts_folder(paths))
     plt.close(fig4)
     plt.close(fig5)

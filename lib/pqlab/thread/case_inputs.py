@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-
-import yaml
+from typing import Any
 
 from pqlab.case.configurations import TABLE1, CaseConfigError, case_message_sizes, table1_config
 from pqlab.case.device_compute import CycleTable, device_pq_ms_by_phase, load_cycles
 from pqlab.errors import ParamsError
+from pqlab.params import read_yaml
 
 SIZE_KEYS = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")
 
@@ -46,25 +46,37 @@ def table1_inputs(
 def load_configs(path: str | Path) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[float, float]]]:
     """Read ``name: {sizes: [s1, s2, s3, status], device_compute_ms: [before Sigma2, before status]}``
     (YAML or JSON; sizes from the CASE size model). Malformed entries raise ParamsError naming them."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ParamsError(f"cannot read configurations: {exc}", field=str(path)) from exc
+    return parse_configs(read_yaml(path, "configurations file"), str(path))
+
+
+def parse_configs(data: Any, source: str = "configurations") -> tuple[dict[str, tuple[int, ...]],
+                                                                     dict[str, tuple[float, float]]]:
+    """Validate a configurations document (see :func:`load_configs`); anything else is one ParamsError."""
     if not isinstance(data, dict) or not data:
-        raise ParamsError("must map configuration names to their sizes", field=str(path))
+        raise ParamsError("must map configuration names to their sizes", field=source)
     configs, compute = {}, {}
     for name, entry in data.items():
-        where = f"{path}: {name}"
+        where = f"{source}: {name!r}"
+        if not isinstance(name, str | int) or isinstance(name, bool):
+            raise ParamsError("configuration names are strings", field=where)
         if not isinstance(entry, dict) or set(entry) - {"sizes", "device_compute_ms"} or "sizes" not in entry:
             raise ParamsError("expected {sizes: [4 ints], device_compute_ms: [2 numbers]}", field=where)
         sizes = entry["sizes"]
-        if not (isinstance(sizes, list) and len(sizes) == 4 and all(type(s) is int and s > 0 for s in sizes)):
-            raise ParamsError(f"sizes: four positive integers expected, got {sizes!r}", field=where)
+        if not (isinstance(sizes, list) and len(sizes) == 4 and all(type(s) is int and 0 < s < 1 << 24 for s in sizes)):
+            raise ParamsError(f"sizes: four positive integers below 2^24 expected, got {_short(sizes)}", field=where)
         cost = entry.get("device_compute_ms", [0.0, 0.0])
-        finite = isinstance(cost, list) and all(type(c) in (int, float) and math.isfinite(c) and c >= 0 for c in cost)
+        finite = isinstance(cost, list) and all(type(c) in (int, float) and math.isfinite(c) and 0 <= c <= 1e6
+                                                for c in cost)
         if not (finite and len(cost) == 2):
-            raise ParamsError(f"device_compute_ms: two finite non-negative numbers expected, got {cost!r}", field=where)
+            raise ParamsError(f"device_compute_ms: two finite numbers in 0..1e6 expected, got {_short(cost)}",
+                              field=where)
+        if str(name) in configs:
+            raise ParamsError("listed twice", field=where)
         configs[str(name)] = tuple(sizes)
         compute[str(name)] = (float(cost[0]), float(cost[1]))
     return configs, compute
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,8 +1,9 @@
 """The PQ-CASE transport grid (§IV-C): configurations × hops × interference × device type × transport × runs.
 
-Work is split into chunks of scenarios; each finished chunk is written to a parts folder (a resume cache the
-transport study deletes once its outputs are committed) at once, so an interrupted run skips every scenario
-already done when it is run again. A handshake's result depends only on its scenario and run
+Work is split into chunks of scenarios; each finished chunk is written to a parts folder at once (a
+:class:`pqlab.cache.PartStore`: every part listed with its SHA-256, so a damaged part is discarded and recomputed,
+never reused; the transport study deletes the folder once its outputs are committed), so an interrupted run skips
+every scenario already done when it is run again. A handshake's result depends only on its scenario and run
 index, so results do not depend on chunking, worker count or executor (local processes or Dask).
 """
 
@@ -15,20 +16,23 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pqlab import framing
+from pqlab.cache import PartStore
+from pqlab.errors import SchedulerError
 from pqlab.params import ThreadParams
 from pqlab.thread import core, model
 from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
 
 SCHEDULER_ENV = "PQLAB_DASK_SCHEDULER"
+CONNECT_TIMEOUT_ENV = "PQLAB_DASK_CONNECT_TIMEOUT"  # seconds to wait for the scheduler (default 5)
 SINGLE_LABEL = "datagram"  # every message fits: one transport, not three
 KEY_COLUMNS = ("config", "hops", "loss", "sleepy", "transport")
 
@@ -130,20 +134,23 @@ def _chunks(items: Sequence[GridPoint], size: int) -> list[list[GridPoint]]:
     return [list(items[i:i + size]) for i in range(0, len(items), size)]
 
 
-def _done_ids(parts: Path) -> set[str]:
-    done: set[str] = set()
-    for part in sorted(parts.glob("part-*.parquet")):
-        done.update(pd.read_parquet(part, columns=["point_id"])["point_id"].unique())
-    return done
-
-
-def _write_part(parts: Path, frame: pd.DataFrame) -> None:
-    """One finished chunk, written under a temporary name and renamed, so a part is whole or absent."""
+def _part_name(frame: pd.DataFrame) -> str:
     ids = "".join(sorted(frame["point_id"].unique()))
-    name = hashlib.blake2b(ids.encode(), digest_size=10).hexdigest()
-    tmp = parts / f".part-{name}.tmp"
-    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp)
-    os.replace(tmp, parts / f"part-{name}.parquet")
+    return hashlib.blake2b(ids.encode(), digest_size=10).hexdigest()
+
+
+def _connect(scheduler: str):
+    """A Dask client, or a SchedulerError (one line) when the scheduler cannot be reached quickly."""
+    from distributed import Client
+
+    timeout = float(os.environ.get(CONNECT_TIMEOUT_ENV) or 5)
+    try:
+        return Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise SchedulerError(f"cannot reach the Dask scheduler within {timeout:g} s ({reason}); unset "
+                             f"{SCHEDULER_ENV} / --scheduler to run on local processes",
+                             field=f"scheduler {scheduler}") from None
 
 
 def _executor_map(
@@ -151,9 +158,9 @@ def _executor_map(
     scheduler: str | None,
 ) -> Iterable[pd.DataFrame]:
     if scheduler:
-        from distributed import Client, as_completed
+        from distributed import as_completed
 
-        with Client(scheduler) as client:
+        with _connect(scheduler) as client:
             futures = client.map(fn, chunks, pure=False)
             for future in as_completed(futures):
                 yield future.result()
@@ -183,7 +190,7 @@ class _Task:
 def run_grid(
     points: Sequence[GridPoint],
     params: ThreadParams,
-    parts: str | Path,
+    parts: str | Path | PartStore,
     *,
     runs: int | None = None,
     workers: int | None = None,
@@ -191,8 +198,11 @@ def run_grid(
     chunk_size: int = 8,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Run every point not yet in the ``parts`` folder and return all rows, one per handshake, sorted.
+    """Run every point not yet in the ``parts`` cache and return all rows, one per handshake, sorted.
 
+    ``parts``: a folder (locked for the call) or an open :class:`PartStore` (the transport study holds it until
+    its outputs are committed). Kept parts are verified first: a damaged one is discarded, with one warning
+    line, and its scenarios are run again, so a kept part can never change a result.
     ``scheduler``: a Dask scheduler address; default from the PQLAB_DASK_SCHEDULER environment variable,
     else a local process pool with ``workers`` processes (``1`` runs in this process).
     """
@@ -200,30 +210,35 @@ def run_grid(
     if runs < 1 or chunk_size < 1:
         raise ValueError("runs and chunk_size must be >= 1")
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
-    parts = Path(parts)
-    parts.mkdir(parents=True, exist_ok=True)
     wanted = {p.point_id(params, runs): p for p in points}
-    done = _done_ids(parts)
-    todo = [p for pid, p in wanted.items() if pid not in done]
-    chunks = _chunks(todo, chunk_size)
-    bar = None
-    if progress and chunks:
-        from tqdm.auto import tqdm
+    with nullcontext(parts) if isinstance(parts, PartStore) else PartStore(parts) as store:
+        frames = []
+        for table in store.load().values():
+            frame = table.to_pandas()
+            frames.append(frame[frame["point_id"].isin(wanted.keys())])
+        kept = pd.concat(frames, ignore_index=True).drop_duplicates(["point_id", "run"]) if frames else None
+        counts = kept["point_id"].value_counts() if kept is not None else pd.Series(dtype=int)
+        done = set(counts[counts == runs].index)
+        frames = [kept[kept["point_id"].isin(done)]] if kept is not None else []
+        todo = [p for pid, p in wanted.items() if pid not in done]
+        chunks = _chunks(todo, chunk_size)
+        bar = None
+        if progress and chunks:
+            from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(todo), desc="thread grid", unit="scenario", initial=0)
-    for frame in _executor_map(_Task(params, runs), chunks, workers, scheduler):
-        _write_part(parts, frame)
+            bar = tqdm(total=len(todo), desc="thread grid", unit="scenario", initial=0)
+        for frame in _executor_map(_Task(params, runs), chunks, workers, scheduler):
+            store.add(_part_name(frame), pa.Table.from_pandas(frame, preserve_index=False))
+            frames.append(frame)
+            if bar is not None:
+                bar.update(frame["point_id"].nunique())
         if bar is not None:
-            bar.update(frame["point_id"].nunique())
-    if bar is not None:
-        bar.close()
-    frames = [pd.read_parquet(part) for part in sorted(parts.glob("part-*.parquet"))]
+            bar.close()
     table = pd.concat(frames, ignore_index=True) if frames else simulate_points([], params, runs)
-    table = table[table["point_id"].isin(wanted.keys())]
     table = table.sort_values(["config", "hops", "loss", "sleepy", "transport", "run"], kind="stable")
     return table.reset_index(drop=True)
 
 
 def clean_parts(parts: str | Path) -> None:
-    """Delete a parts folder once the grid's results are safely written elsewhere."""
+    """Delete a parts folder once the grid's results are safely written elsewhere (no run may hold it)."""
     shutil.rmtree(parts, ignore_errors=True)

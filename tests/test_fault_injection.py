@@ -1,0 +1,323 @@
+"""Fault injection: SIGKILL and SIGINT at random points of every stage's write phase, corrupted and truncated
+inputs of every kind the pipeline reads, read-only outputs, two runs into one folder. Each fault ends in a correct
+result or one clear line, never a silent change; tests/faults.py counts them (printed after the test run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from pqlab import io, params
+from pqlab.errors import InputError, ParamsError
+from pqlab.paths import ProjectPaths
+from pqlab.studies import report as report_study
+from pqlab.studies.outputs import recover
+from tests import faults
+
+REPO = Path(__file__).resolve().parent.parent
+STAGES = ("case_sizes", "design_space", "report", "attack_matrix", "costs", "transport")
+BYTE_STABLE = {"case_sizes", "design_space"}           # same params, same bytes
+DETERMINISTIC = {"case_sizes", "design_space", "transport"}  # same values (transport: metadata has a time)
+
+
+def outputs_of(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.parts[len(root.parts)] in ("data", "paper_figs")}
+
+
+def leftovers(root: Path) -> list[str]:
+    """Anything temporary a run may leave: staging folders, temp files, resume caches, scratch logs."""
+    bad = []
+    for p in root.rglob("*"):
+        name = p.name
+        if (".pqlab-staging" in p.parts or name.endswith((".part", ".tmp")) or name.endswith(".parts")
+                or name.startswith(("amort-matrix-", ".fsync-probe", ".pqlab-probe"))):
+            bad.append(str(p.relative_to(root)))
+    return sorted(bad)
+
+
+def valid(path: Path) -> bool:
+    """A complete output file: parquet and JSON read back (their SHA-256 checked), figures have their magic."""
+    try:
+        if path.suffix == ".parquet":
+            io.read_parquet(path)
+        elif path.suffix == ".json":
+            io.read_json(path)
+        elif path.suffix == ".png":
+            return path.read_bytes().startswith(b"\x89PNG")
+        elif path.suffix == ".pdf":
+            return path.read_bytes().startswith(b"%PDF") and b"%%EOF" in path.read_bytes()[-64:]
+        else:
+            return path.read_bytes().endswith(b"\n")
+    except InputError:
+        return False
+    return True
+
+
+def same_as_clean(stage: str, files: dict[str, bytes], clean: dict[str, bytes], root: Path) -> None:
+    """The rerun's outputs against a clean run's: bytes for stable stages, values where the run is
+    deterministic, structure where it is a measurement."""
+    assert sorted(files) == sorted(clean), stage
+    for name, data in files.items():
+        if data == clean[name]:
+            continue
+        assert stage not in BYTE_STABLE, f"{stage}: {name} differs from the clean run"
+        path = root / name
+        assert valid(path), name
+        if name.endswith(".parquet"):
+            ours, theirs = io.read_parquet(path), pd.read_parquet(__import__("io").BytesIO(clean[name]))
+            assert list(ours.columns) == list(theirs.columns) and len(ours) == len(theirs), name
+            if stage in DETERMINISTIC:
+                pd.testing.assert_frame_equal(ours, theirs)
+        elif name.endswith(".json") and stage in DETERMINISTIC and "report_run" not in name:
+            assert io.read_json(path) == json.loads(clean[name]) | {}, name
+
+
+@pytest.fixture(scope="module")
+def references(tmp_path_factory):
+    """One clean run per stage (in its own project) and the number of write-phase points it went through."""
+    done = {}
+    for stage in STAGES:
+        root = faults.make_project(tmp_path_factory.mktemp(f"clean-{stage}"))
+        result = faults.run(stage, root)
+        assert result["code"] == 0 and result["events"] > 5, (stage, result)
+        done[stage] = (root, result["events"])
+    return done
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_sigkill_and_sigint_in_the_write_phase_then_a_rerun(stage, references, tmp_path):
+    clean_root, points = references[stage]
+    clean = outputs_of(clean_root)
+    root = faults.make_project(tmp_path / "project")
+    rng = random.Random(f"faults-{stage}")
+    plan = [(fault, rng.randint(1, points)) for fault in ("kill", "int") * 3]
+    for number, (fault, point) in enumerate(plan):
+        old = {name: f"previous set {number} {name}\n".encode() for name in clean}  # recognisable
+        for name, data in old.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(data)
+        result = faults.run(stage, root, fault, point)
+        recover(root)  # what the next run does first
+        files = {name: (root / name).read_bytes() for name in clean if (root / name).exists()}
+        kept_old = [name for name in clean if files.get(name) == old[name]]
+        assert len(kept_old) in (0, len(clean)), f"{stage} {fault}@{point}: a mix of two output sets {kept_old}"
+        if kept_old:
+            outcome = "the previous set"
+        else:
+            assert sorted(files) == sorted(clean) and all(valid(root / n) for n in files), (stage, fault, point)
+            outcome = "the new set"
+        if fault == "kill":
+            assert result["code"] == -9, (stage, point, result)
+        else:  # Ctrl-C: exit 130 and a message true to what is on disk
+            assert result["code"] == 130, (stage, point, result)
+            message = result["stderr"].strip().splitlines()[-1]
+            said = "was written" if outcome == "the new set" else "was not written"
+            assert said in message, (stage, point, message, outcome)
+        faults.record(f"{'SIGKILL' if fault == 'kill' else 'SIGINT'} in the write phase", f"{stage}@{point}",
+                      "correct result")
+    final = faults.run(stage, root)
+    assert final["code"] == 0, final
+    same_as_clean(stage, outputs_of(root), clean, root)
+    assert leftovers(root) == []
+
+
+def test_sigkill_during_the_transport_grid_then_a_rerun_reuses_the_verified_parts(references, tmp_path):
+    clean_root, _ = references["transport"]
+    root = faults.make_project(tmp_path / "project")
+    script = ("import os, signal\nfrom pqlab.cache import PartStore\n_add = PartStore.add\n"
+              "def add(self, name, table):\n    path = _add(self, name, table)\n"
+              "    if len(self) == 2:\n        os.kill(os.getpid(), signal.SIGKILL)\n    return path\n"
+              "PartStore.add = add\nfrom pqlab import cli\n"
+              f"cli.main({faults.command('transport', root)!r})\n")
+    killed = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=600)
+    assert killed.returncode == -9
+    assert list((root / "data" / "derived").glob(".transport-*.parts/part-*.parquet"))
+    rerun = faults.run("transport", root)
+    assert rerun["code"] == 0 and "pqlab: warning" not in rerun["stderr"], rerun
+    same_as_clean("transport", outputs_of(root), outputs_of(clean_root), root)
+    assert leftovers(root) == []
+    faults.record("SIGKILL during the grid", "transport", "correct result")
+
+
+# --- corrupted and truncated inputs -----------------------------------------------------------------------------
+
+def _damage(data: bytes, rng: random.Random) -> tuple[str, bytes]:
+    if rng.random() < 0.25:
+        cut = rng.randrange(len(data))
+        return f"truncated to {cut}", data[:cut]
+    at = rng.randrange(len(data) - 1)
+    damaged = bytearray(data)
+    damaged[at] ^= 1 << rng.randrange(8)
+    damaged[at + 1] ^= 1 << rng.randrange(8)
+    return f"bytes {at}-{at + 1} flipped", bytes(damaged)
+
+
+def test_corrupted_raw_and_derived_parquet(references, tmp_path):
+    """Two flipped bits or a cut anywhere: the reader returns the very same frame or one InputError line."""
+    rng = random.Random(7)
+    clean_root, _ = references["costs"]
+    sources = [clean_root / "data" / "raw" / "costs.parquet", clean_root / "data" / "derived" / "costs_stats.parquet"]
+    for source in sources:
+        original = io.read_parquet(source)
+        data = source.read_bytes()
+        for _ in range(60):
+            how, damaged = _damage(data, rng)
+            path = tmp_path / source.name
+            path.write_bytes(damaged)
+            try:
+                frame = io.read_parquet(path)
+            except InputError as exc:
+                assert source.name in str(exc) and "\n" not in str(exc)
+                faults.record("corrupted parquet", f"{source.name} {how}", "one clear line")
+                continue
+            pd.testing.assert_frame_equal(frame, original)  # the damage hit bytes no value depends on
+            faults.record("corrupted parquet", f"{source.name} {how}", "correct result")
+
+
+def test_corrupted_and_truncated_metrics_json(references, tmp_path):
+    """The report reads every stage's metrics: a damaged file gives the same REPORT.md or one line naming it."""
+    rng = random.Random(11)
+    root = faults.make_project(tmp_path / "project")
+    for stage in ("costs", "case_sizes", "design_space", "attack_matrix", "transport"):
+        for source in (references[stage][0] / "data" / "derived").glob("*_metrics.json"):
+            (root / "data" / "derived").mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, root / "data" / "derived" / source.name)
+    paths = ProjectPaths(root)
+    clean = report_study.run(None, paths).data["markdown"]
+    names = sorted(p.name for p in (root / "data" / "derived").glob("*_metrics.json"))
+    for _ in range(60):
+        name = rng.choice(names)
+        path = root / "data" / "derived" / name
+        intact = path.read_bytes()
+        how, damaged = _damage(intact, rng)
+        path.write_bytes(damaged)
+        try:
+            text = report_study.run(None, paths).data["markdown"]
+        except InputError as exc:
+            assert name in str(exc) and "\n" not in str(exc)
+            faults.record("corrupted metrics JSON", f"{name} {how}", "one clear line")
+        else:
+            assert text == clean, f"{name} {how} changed REPORT.md silently"
+            faults.record("corrupted metrics JSON", f"{name} {how}", "correct result")
+        path.write_bytes(intact)
+
+
+@pytest.mark.parametrize("name", ["params.yaml", "pqm4_cycles.yaml", "paper_reference.yaml"])
+def test_corrupted_and_truncated_params_files(tmp_path, name):
+    """Human-edited inputs carry no checksum: a damaged file either fails with one ParamsError line, or is a
+    valid document that is read exactly as it now says (checked by loading it twice)."""
+    from pqlab import report
+    from pqlab.case.device_compute import load_cycles
+
+    rng = random.Random(name)
+    source = REPO / "params" / name
+    data = source.read_bytes()
+    read = {"params.yaml": lambda p: params.load(p, "smoke"), "pqm4_cycles.yaml": load_cycles,
+            "paper_reference.yaml": report.load_reference}[name]
+    for _ in range(40):
+        how, damaged = _damage(data, rng)
+        path = tmp_path / name
+        path.write_bytes(damaged)
+        try:
+            first = read(path)
+        except ParamsError as exc:
+            assert "\n" not in str(exc)
+            faults.record("corrupted params file", f"{name} {how}", "one clear line")
+            continue
+        assert read(path) == first
+        faults.record("corrupted params file", f"{name} {how}", "correct result")
+
+
+def test_a_read_only_output_location_is_one_line_and_read_only_files_are_replaced(references, tmp_path):
+    root = faults.make_project(tmp_path / "project")
+    (root / "paper_figs").mkdir()
+    (root / "paper_figs" / "case").write_text("a file where the output folder should be")
+    done = subprocess.run([sys.executable, "-m", "pqlab.cli", *faults.command("case_sizes", root)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "OUTPUT_UNWRITABLE" in done.stderr and "paper_figs/case" in done.stderr
+    assert not (root / "data" / "derived" / "case_sizes.parquet").exists()
+    faults.record("unwritable output folder", "case_sizes", "one clear line")
+    (root / "paper_figs" / "case").unlink()
+    first = faults.run("case_sizes", root)
+    assert first["code"] == 0
+    for path in (root / "paper_figs" / "case").iterdir():
+        path.chmod(0o444)  # read-only output files are replaced whole, as any rerun replaces them
+    assert faults.run("case_sizes", root)["code"] == 0
+    same_as_clean("case_sizes", outputs_of(root), outputs_of(references["case_sizes"][0]), root)
+    faults.record("read-only output files", "case_sizes", "correct result")
+    if os.geteuid() != 0:  # root ignores permissions
+        (root / "paper_figs" / "case").chmod(0o555)
+        try:
+            blocked = faults.run("case_sizes", root)
+            assert blocked["code"] == 2 and "OUTPUT_UNWRITABLE" in blocked["stderr"]
+            faults.record("read-only output folder", "case_sizes", "one clear line")
+        finally:
+            (root / "paper_figs" / "case").chmod(0o755)
+
+
+@pytest.mark.parametrize("stage", ["case_sizes", "transport"])
+def test_two_runs_into_one_folder(stage, references, tmp_path):
+    root = faults.make_project(tmp_path / "project")
+    results = [None, None]
+
+    def run(index: int) -> None:
+        results[index] = faults.run(stage, root)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for result in results:
+        if result["code"] == 0:
+            faults.record("two concurrent runs", stage, "correct result")
+        else:
+            line = [x for x in result["stderr"].strip().splitlines() if x.startswith("pqlab: error")]
+            assert result["code"] == 2 and len(line) == 1 and "[BUSY]" in line[0], result
+            faults.record("two concurrent runs", stage, "one clear line")
+    assert any(result["code"] == 0 for result in results)
+    same_as_clean(stage, outputs_of(root), outputs_of(references[stage][0]), root)
+    assert leftovers(root) == []
+
+
+def test_every_fault_ended_in_a_correct_result_or_one_clear_line():
+    """Runs last in this module: every fault injected above ended in one of the two allowed ways."""
+    injected = [entry for entry in faults.LOG if entry[0] != "resume part damaged"]
+    if len(injected) < 300:
+        pytest.skip("run the whole module to count its faults")
+    assert {outcome for _, _, outcome in faults.LOG} <= set(faults.OUTCOMES)
+    kinds = {kind for kind, _, _ in faults.LOG}
+    assert {"SIGKILL in the write phase", "SIGINT in the write phase", "corrupted parquet", "corrupted metrics JSON",
+            "corrupted params file", "two concurrent runs", "unwritable output folder"} <= kinds
+
+
+def test_dvc_metrics_show_fits_a_terminal(references, tmp_path):
+    """The stages' real headline files, shown by `dvc metrics show`: one row per study, at most 100 columns."""
+    pipeline = yaml.safe_load((REPO / "dvc.yaml").read_text())
+    for stage in STAGES:
+        for path in (references[stage][0] / "data" / "derived").glob("*_headline.json"):
+            (tmp_path / "data" / "derived").mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, tmp_path / "data" / "derived" / path.name)
+    present = {f"data/derived/{p.name}" for p in (tmp_path / "data" / "derived").glob("*_headline.json")}
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": {
+        name: {"cmd": "true", "metrics": stage["metrics"]} for name, stage in pipeline["stages"].items()
+        if any(next(iter(m)) in present for m in stage.get("metrics", []))}}))
+    bin_dir = Path(sys.executable).parent
+    subprocess.run([bin_dir / "dvc", "init", "--no-scm", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run([bin_dir / "dvc", "metrics", "show"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    lines = done.stdout.strip().splitlines()
+    shown = len(list((tmp_path / "data" / "derived").glob("*_headline.json")))
+    assert done.returncode == 0 and shown >= 5 and len(lines) == 1 + shown, done.stdout + done.stderr
+    assert max(len(line) for line in lines) <= 100, done.stdout

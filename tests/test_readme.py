@@ -1,0 +1,114 @@
+"""The README's examples run as written: every Python block, the cheap shell commands, DVC's `-S` override; and
+its stage count is the pipeline's."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text()
+BLOCKS = re.findall(r"```(\w+)\n(.*?)```", README, flags=re.S)
+SKETCH = "<!-- an API sketch"  # a Python block right after this line shows an API and is not run
+NUMBERS = {word: n for n, word in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+                                             "nine", "ten", "eleven", "twelve", "thirteen", "fourteen"])}
+
+
+def _expected(comment: str):
+    """A literal written after `# ` as the expected value (trailing words such as "(Table I, C5)" ignored)."""
+    for end in range(len(comment), 0, -1):
+        if comment[end - 1] in "}])'\"0123456789":
+            try:
+                return ast.literal_eval(comment[:end])
+            except (ValueError, SyntaxError):
+                continue
+    raise ValueError("no literal")
+
+
+def _python_blocks() -> list[str]:
+    found = re.findall(r"(<!-- an API sketch[^\n]*\n)?```python\n(.*?)```", README, flags=re.S)
+    return [code for sketch, code in found if not sketch]
+
+
+@pytest.mark.parametrize("code", _python_blocks(), ids=lambda code: code.splitlines()[0][:40])
+def test_python_examples_run_and_print_what_they_say(code):
+    namespace: dict = {}
+    checked = 0
+    for statement in ast.parse(code).body:
+        source = ast.get_source_segment(code, statement)
+        lines = code.splitlines()
+        line = lines[statement.end_lineno - 1]
+        after = lines[statement.end_lineno] if statement.end_lineno < len(lines) else ""
+        comment = ""
+        if isinstance(statement, ast.Expr):  # the value written after the expression, same line or the next
+            comment = line.split("#", 1)[1].strip() if "#" in line else \
+                after.strip()[1:].strip() if after.strip().startswith("#") else ""
+        if comment.startswith(("{", "[", "(")):
+            assert eval(compile(ast.Expression(statement.value), "<README>", "eval"), namespace) == _expected(comment)
+            checked += 1
+        else:
+            exec(compile(ast.Module([statement], []), "<README>", "exec"), namespace)
+    assert checked == code.count("# {"), source  # every printed value written in the README was compared
+
+
+def _shell_commands() -> list[str]:
+    commands = []
+    for lang, code in BLOCKS:
+        if lang != "sh":
+            continue
+        for line in code.splitlines():
+            command = line.split("  #", 1)[0].strip()
+            if re.match(r"^(\.venv/bin/)?pqlab \w", command) and "[" not in command:
+                commands.append(command)
+    return commands
+
+
+@pytest.mark.parametrize("command", _shell_commands())
+def test_cheap_shell_examples_run(command):
+    argv = command.split()
+    argv = [sys.executable, "-m", "pqlab.cli", *argv[1:]]
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
+
+
+def test_the_stage_count_is_the_pipelines():
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    claim = re.search(r"^(\w+) DVC stages", README, flags=re.M)
+    assert claim and NUMBERS[claim.group(1).lower()] == len(stages)
+    for name in stages:
+        assert f"`{name}`" in README, f"README does not mention stage {name}"
+
+
+@pytest.mark.slow
+def test_the_dvc_experiment_override_runs_as_written(tmp_path):
+    """`dvc exp run -S 'params/params.yaml:profile=paper'` (dry run in a scratch repository) passes the profile
+    to every notebook stage; the form without the file name is the one DVC refuses."""
+    command = next(line.split("#")[0].strip() for lang, code in BLOCKS if lang == "sh"
+                   for line in code.splitlines() if line.startswith("dvc exp run -S"))
+    override = re.search(r"-S '([^']+)'", command).group(1)
+    for name in ("params", "notebooks", ".dvc", "lib"):
+        shutil.copytree(REPO / name, tmp_path / name,
+                        ignore=shutil.ignore_patterns("tmp", "cache", "__pycache__", "*.so", "*.egg-info"))
+    shutil.copy(REPO / "dvc.yaml", tmp_path / "dvc.yaml")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    for git in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "scratch"]):
+        subprocess.run(["git", *git], cwd=tmp_path, check=True, env=env, capture_output=True)
+    dvc = Path(sys.executable).parent / "dvc"
+    done = subprocess.run([dvc, "exp", "run", "--dry", "-S", override], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env=env)
+    notebook_stages = [s for s in yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"].values()
+                       if "papermill" in s["cmd"]]
+    assert done.stdout.count("-p profile paper") == len(notebook_stages), done.stdout + done.stderr
+    wrong = subprocess.run([dvc, "exp", "run", "--dry", "-S", "profile=paper"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=300, env=env)
+    assert wrong.returncode != 0 and "not in struct" in wrong.stderr + wrong.stdout
