@@ -48,6 +48,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_recovery.py
 	$(BIN)/python benchmarks/bench_scaling.py
 	$(BIN)/python benchmarks/bench_amort_fastpath.py
+	$(BIN)/python benchmarks/bench_paper_run.py
 
 # The AMORT-V1 C fast path under AddressSanitizer + UndefinedBehaviorSanitizer: an instrumented build of the
 # extension (build/sanitize/), loaded into the venv's Python with the sanitizer runtimes preloaded, runs the

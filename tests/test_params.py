@@ -13,6 +13,7 @@ from pqlab import params
 from pqlab.errors import ParamsError
 
 DS = params.DesignSpaceParams()  # the design space's defaults (params.yaml sets none of them)
+ROLES = {"classical": "B", "drop_in": "D3", "smallest": "C5", "key_exchange": "C1"}  # the default roles
 REPO_PARAMS = Path(__file__).resolve().parent.parent / "params" / "params.yaml"
 
 
@@ -198,8 +199,8 @@ def test_the_name_lists_agree_with_the_registries_that_use_them():
     (lambda r: r["thread"].__setitem__("configurations", ["B", "B"]), "thread.configurations[1]"),
     (lambda r: r["thread"].__setitem__("hops", [1, 17]), "thread.hops[1]"),
     (lambda r: r["thread"].__setitem__("ratio_hops", [0]), "thread.ratio_hops[0]"),
-    (lambda r: r["thread"].__setitem__("figure_configs", {"drop_in": "Z3"}), "thread.figure_configs.drop_in"),
-    (lambda r: r["thread"].__setitem__("figure_configs", {"fastest": "B"}), "thread.figure_configs.fastest"),
+    (lambda r: r["thread"].__setitem__("figure_configs", {**ROLES, "drop_in": "Z3"}), "thread.figure_configs.drop_in"),
+    (lambda r: r["thread"].__setitem__("figure_configs", {**ROLES, "fastest": "B"}), "thread.figure_configs.fastest"),
     (lambda r: r["thread"].__setitem__("scenarios", {"x": {"p_good": 1.5}}), "thread.scenarios.x.p_good"),
     (lambda r: r["thread"].__setitem__("scenarios", {"x": {"p_good": float("nan")}}), "thread.scenarios.x.p_good"),
     (lambda r: r["thread"].__setitem__("mrp_jitter", float("-inf")), "thread.mrp_jitter"),

@@ -1,4 +1,5 @@
-"""C core vs Python twin: identical per-handshake results on a few hundred (scenario, run) pairs."""
+"""C core vs Python twin: identical per-handshake results and event traces on a few hundred (scenario, run) pairs,
+under the default model and every unstated-assumption choice (frame rule, ACK loss, retry spacing, block timer)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from pqlab.errors import SimulationError
 from pqlab.params import ThreadParams, ThreadSwitches
 from pqlab.thread import _core, core
-from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
+from pqlab.thread.model import LATER_INT_FIELDS, TRANSPORTS, Scenario, build_plan
 from pqlab.thread.reference import simulate, simulate_traced
 
 SIZES = [
@@ -62,6 +63,64 @@ def test_c_core_event_traces_equal_python_twin(chunk):
         assert tuple(int(v) for v in result) == py_result.as_tuple()
         assert [tuple(int(v) for v in row) for row in events] == py_events, (sizes, transport, hops, loss, sleepy)
         assert len(py_events) > 4
+
+
+# The unstated assumptions (docs/thread-simulator.md): the frame-level channel rule, imm-ACK loss, the spacing of
+# indirect retries and block transfer's timer start, in combinations, on every scenario kind.
+ASSUMPTIONS = [
+    {"channel_priority": "frame_fifo"},
+    {"channel_priority": "frame_fifo", "ack_frame_loss": "never"},
+    {"channel_priority": "frame_fifo", "indirect_retry_spacing": "poll_interval"},
+    {"channel_priority": "frame_fifo", "indirect_retry_spacing": "back_to_back", "ack_frame_loss": "never"},
+    {"ack_frame_loss": "never"},
+    {"channel_priority": "message_age", "indirect_retry_spacing": "poll_interval"},
+    {"indirect_retry_spacing": "back_to_back"},
+    {"block_timer_start": "handoff"},
+]
+
+
+def _assumption_cases():
+    combos = list(itertools.product(SIZES, TRANSPORTS, (1, 2, 3, 4), LOSSES, (False, True), VARIANTS))
+    return [(i, *c, ASSUMPTIONS[i % len(ASSUMPTIONS)]) for i, c in enumerate(combos)]
+
+
+ASSUMPTION_CASES = _assumption_cases()
+
+
+@pytest.mark.parametrize("chunk", range(8))
+def test_c_core_equals_python_twin_under_every_assumption(chunk):
+    mismatches = []
+    for i, sizes, transport, hops, loss, sleepy, variant, assumption in ASSUMPTION_CASES[chunk::8]:
+        params = ThreadParams(switches=VARIANTS[variant], **assumption)
+        plan = build_plan(Scenario(sizes, hops, loss, sleepy, transport, (30.0, 12.0)), params)
+        run = i * 7907 % 1000
+        c = tuple(int(v) for v in core.run(plan, run, 1)[0])
+        py = simulate(plan, run).as_tuple()
+        if c != py:
+            mismatches.append((sizes, transport, hops, loss, sleepy, variant, assumption, run, c, py))
+    assert not mismatches, mismatches[:3]
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_frame_rule_event_traces_equal_python_twin(chunk):
+    """Frame rule (random contention among nodes): every frame exchange and handled event, in the same order."""
+    for i, sizes, transport, hops, loss, sleepy, variant, assumption in ASSUMPTION_CASES[chunk::20]:
+        params = ThreadParams(switches=VARIANTS[variant], **{"channel_priority": "frame_fifo", **assumption})
+        plan = build_plan(Scenario(sizes, hops, loss, sleepy, transport, (30.0, 12.0)), params)
+        result, events = core.trace(plan, i)
+        py_result, py_events = simulate_traced(plan, i)
+        assert tuple(int(v) for v in result) == py_result.as_tuple()
+        assert [tuple(int(v) for v in row) for row in events] == py_events, (sizes, transport, hops, loss, sleepy)
+        assert len(py_events) > 4
+
+
+def test_new_model_fields_keep_the_default_models_random_stream():
+    """A field added later enters the seed only when set: the default model's runs are unchanged."""
+    scenario = Scenario((1300, 3000, 2000, 20), 3, "heavy_wifi", False, "ipv6")
+    default = build_plan(scenario, ThreadParams())
+    assert all(default.ints[name] == 0 for name in LATER_INT_FIELDS)
+    assert build_plan(scenario, ThreadParams(ack_frame_loss="never")).seed != default.seed
+    assert build_plan(scenario, ThreadParams(channel_priority="frame_fifo")).ints["block_handoff"] == 1
 
 
 def test_batches_do_not_change_results():

@@ -8,7 +8,8 @@ import pytest
 
 from pqlab.params import ThreadParams
 from pqlab.stats import median_ci
-from pqlab.thread.grid import SCHEDULER_ENV, grid_points, run_grid
+from pqlab.thread.analysis import one_label_per_fitting_config
+from pqlab.thread.grid import SCHEDULER_ENV, GridPoint, grid_points, run_grid, simulate_points
 from pqlab.thread.summary import summarise
 
 CONFIGS = {"small": (300, 700, 500, 20), "large": (1300, 5000, 2600, 20)}
@@ -24,6 +25,30 @@ def test_grid_enumeration_matches_the_paper_count():
     assert len(grid_points(configs, p)) * p.runs == 432_000  # 15 × 4 hops × 4 scenarios × 2 devices × 3 × 300
     fits = grid_points({"fits": (300, 700, 500, 20)}, p)
     assert {pt.transport for pt in fits} == {"datagram"} and len(fits) == 4 * 4 * 2
+
+
+def test_paper_count_runs_fitting_configurations_under_every_label_with_identical_results():
+    p = ThreadParams(fitting_under_every_transport=True)
+    configs = {f"K{i}": (1300 + i, 5000, 2600, 20) for i in range(13)} | {"B": (174, 775, 619, 8),
+                                                                            "C1": (975, 1026, 619, 8)}
+    assert len(grid_points(configs, p)) * p.runs == 432_000  # as the paper counts: 15 × 4 × 4 × 2 × 3 × 300
+    fits = grid_points({"B": configs["B"]}, p.model_copy(update={"hops": (2,), "runs": 3}))
+    assert {pt.transport for pt in fits} == {"ipv6", "pull", "block"}
+    table = simulate_points(fits, p, 3)
+    by_label = {label: group.drop(columns=["point_id", "transport"]).reset_index(drop=True)
+                for label, group in table.groupby("transport")}
+    pd.testing.assert_frame_equal(by_label["ipv6"], by_label["pull"])
+    pd.testing.assert_frame_equal(by_label["ipv6"], by_label["block"])
+    summary = one_label_per_fitting_config(summarise(table, 200, 0.95, 1), {"B"})
+    assert set(summary["transport"]) == {"datagram"} and len(summary) == len(fits) // 3
+
+
+def test_points_may_carry_their_own_model():
+    p = ThreadParams(hops=(2,), runs=2)
+    base = grid_points({"large": CONFIGS["large"]}, p)[0]
+    other = GridPoint(base.config, base.transport, base.scenario, p.model_copy(update={"ack_frame_loss": "never"}))
+    assert other.point_id(p, 2) != base.point_id(p, 2)
+    assert base.point_id(p, 2) == GridPoint(base.config, base.transport, base.scenario).point_id(p, 2)
 
 
 def test_results_do_not_depend_on_workers_or_chunking(tmp_path):

@@ -106,3 +106,36 @@ def test_error_names_come_from_the_c_header():
     header = (Path(core.__file__).parent / "sim_core.h").read_text()
     assert core.ERROR_NAMES[0] == "SIM_OK"
     assert all(name in header for name in core.ERROR_NAMES)
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("frame_rule", 2), ("ack_never", 3), ("retry_spacing", 3), ("block_handoff", 2),
+    ("age_priority", 1),    # together with the frame rule: two channel rules at once
+    ("block_handoff", 0),   # the frame rule without block transfer's hand-off timer
+])
+def test_c_core_refuses_choices_outside_their_values(name, value):
+    plan = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"),
+                      ThreadParams(channel_priority="frame_fifo"))
+    plan.ints[name] = value
+    with pytest.raises(SimulationError) as caught:
+        core.run(plan, 0, 1)
+    assert caught.value.code == "SIM_ERR_MODEL_CHOICE"
+
+
+def test_c_core_refuses_paths_longer_than_it_keeps_queues_for():
+    plan = copy.deepcopy(BASE)
+    plan.ints["hops"] = 256
+    with pytest.raises(SimulationError) as caught:
+        core.run(plan, 0, 1)
+    assert caught.value.code == "SIM_ERR_PATH_LENGTH"
+    assert "SIM_ERR_PATH_LENGTH" in core.ERROR_NAMES and "SIM_ERR_MODEL_CHOICE" in core.ERROR_NAMES
+
+
+def test_error_names_table_is_in_step_with_the_header_enum():
+    """sim_core.c's names table lists every sim_status of sim_core.h, in the enum's order."""
+    import re
+
+    header = (Path(core.__file__).parent / "sim_core.h").read_text()
+    body = header.split("typedef enum {", 1)[1].split("} sim_status;", 1)[0]
+    enum = [name for name in re.findall(r"^\s*(SIM_[A-Z_]+)", body, re.M) if name != "SIM_ERR_COUNT"]
+    assert list(core.ERROR_NAMES) == enum

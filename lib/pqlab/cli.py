@@ -116,14 +116,31 @@ def _transport(args: argparse.Namespace) -> int:
     from pqlab.studies import transport
     from pqlab.thread.case_inputs import load_configs
 
-    if args.workers is not None and args.workers < 1:
-        from pqlab.errors import ParamsError
-
-        raise ParamsError(f"must be >= 1 (got {args.workers})", field="--workers")
+    _check_workers(args)
     configs, compute = load_configs(args.configs) if args.configs else (None, None)
     result = transport.run(*_settings_and_paths(args), configs=configs, device_compute_ms=compute,
                            workers=args.workers, scheduler=args.scheduler, progress=not args.quiet)
     print(result.tables["table1_case_times"].to_string(index=False))
+    _print_written(result)
+    return 0
+
+
+def _check_workers(args: argparse.Namespace) -> None:
+    if args.workers is not None and args.workers < 1:
+        from pqlab.errors import ParamsError
+
+        raise ParamsError(f"must be >= 1 (got {args.workers})", field="--workers")
+
+
+def _sensitivity(args: argparse.Namespace) -> int:
+    from pqlab.studies import sensitivity
+
+    _check_workers(args)
+    result = sensitivity.run(*_settings_and_paths(args), workers=args.workers, scheduler=args.scheduler,
+                             progress=not args.quiet)
+    ipv6 = result.tables["fig4a_ipv6_block"]
+    print(ipv6.pivot(index="occupancy_pct", columns="burst_ms", values="ratio").sort_index(ascending=False)
+          .round(2).to_string())
     _print_written(result)
     return 0
 
@@ -156,6 +173,21 @@ def _control_cycle(args: argparse.Namespace) -> int:
     return 0
 
 
+def _assumptions(args: argparse.Namespace) -> int:
+    from pqlab.studies import assumptions
+
+    _check_workers(args)
+    result = assumptions.run(*_settings_and_paths(args), workers=args.workers, scheduler=args.scheduler,
+                             progress=not args.quiet)
+    columns = ["set", "ratio_min", "ratio_max", "spurious_2hop", "spurious_4hop", "d3_4hop_heavy_ipv6_completion",
+               "sed_max_failure_rate"]
+    print(result.tables["assumptions_table"][columns].round(3).to_string(index=False))
+    print(result.tables["assumptions_slack_bound"][["hops", "ack_semantics", "slack_s", "ratio_ceiling"]]
+          .round(3).to_string(index=False))
+    _print_written(result)
+    return 0
+
+
 def _image_tree(args: argparse.Namespace) -> int:
     from pqlab.studies import image_tree
 
@@ -165,6 +197,13 @@ def _image_tree(args: argparse.Namespace) -> int:
           f"largest {m['max_file_bytes']}), {m['distribution']['directories']} directories")
     _print_written(result)
     return 0
+
+
+def _grid_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where a simulator grid runs: local worker processes or a Dask scheduler; progress bar or not."""
+    parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    parser.add_argument("--scheduler", help="Dask scheduler address (default: $PQLAB_DASK_SCHEDULER, else local)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _full_image(args: argparse.Namespace) -> int:
@@ -311,10 +350,19 @@ def build_parser() -> argparse.ArgumentParser:
                     "[before Sigma2, before the status report]} (default: thread.configurations from Table I, "
                     "sizes from the CASE size model)")
     _study_arguments(tr)
-    tr.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
-    tr.add_argument("--scheduler", help="Dask scheduler address (default: $PQLAB_DASK_SCHEDULER, else local)")
-    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    _grid_arguments(tr)
     tr.set_defaults(func=_transport)
+
+    sens = sub.add_parser("sensitivity", help="run the PQ-CASE §VII sensitivity analyses (Fig. 4 a-c, Fig. 5)")
+    _study_arguments(sens)
+    _grid_arguments(sens)
+    sens.set_defaults(func=_sensitivity)
+
+    assume = sub.add_parser("assumptions", help="run the unstated-assumption study (channel rule, ACK loss, "
+                            "indirect retries, block timer) and the slack bound")
+    _study_arguments(assume)
+    _grid_arguments(assume)
+    assume.set_defaults(func=_assumptions)
 
     nb = sub.add_parser("papermill", help="run a notebook headless (papermill); any failure is one line on stderr")
     nb.add_argument("notebook")

@@ -177,9 +177,26 @@ class ThreadParams(_Strict):
     poll_interval_ms: int = Field(default=200, ge=1, le=3_600_000)  # Table II: SED poll interval (assumed)
     data_poll_timeout_ms: int = Field(default=100, ge=1, le=3_600_000)  # OT: wait for data after an FP=1 ACK
     collision_avoidance_ms: int = Field(default=8, ge=0, le=10_000)
-    # Which waiting datagram gets the shared channel first: the one that reached its current node first
-    # ("node_arrival"), or the one whose message copy was handed to the transport first ("message_age").
-    channel_priority: Literal["node_arrival", "message_age"] = "node_arrival"
+    # How the one shared channel is arbitrated (the paper does not say). Datagram rules: a message copy's
+    # datagrams cross the path store-and-forward one after another, and the waiting datagram that reached its
+    # current node first ("node_arrival") or whose message copy was handed to the transport first
+    # ("message_age") gets the channel. Frame rule ("frame_fifo"): every node keeps a FIFO of frames (the
+    # origin enqueues all frames of a copy at hand-off, routers each frame they receive), the next frame
+    # exchange goes to a node drawn uniformly among those with a ready frame, reassembly at the destination only.
+    channel_priority: Literal["node_arrival", "message_age", "frame_fifo"] = "node_arrival"
+    # Whether 802.15.4 imm-ACK frames are lost like data frames ("as_data": the channel state at their start
+    # decides) or never ("never"); the paper does not say.
+    ack_frame_loss: Literal["as_data", "never"] = "as_data"
+    # When a sleepy device's parent retries an indirect frame that was not acknowledged: at the device's next
+    # poll after its data-poll timeout ("data_poll_timeout", OpenThread: the device re-polls 100 ms after an
+    # announced frame did not arrive), at the next regular poll ("poll_interval"), or right after the ACK wait
+    # ("back_to_back", retries inside the same interference burst). The paper says four attempts, not when.
+    indirect_retry_spacing: Literal["data_poll_timeout", "poll_interval", "back_to_back"] = "data_poll_timeout"
+    # When block transfer's MRP timer starts: when the copy's last segment has left the sender (the paper's
+    # simulator, as documented) or when the copy is handed to the transport (MRP's rule for every other message).
+    # The frame rule always uses "handoff": a copy's segments are handed over at once and leave the sender
+    # interleaved with forwarded frames, so "left the sender" no longer marks the end of the burst.
+    block_timer_start: Literal["last_segment_sent", "handoff"] = "last_segment_sent"
     # 6LoWPAN / IPv6 (frame and datagram sizes: ``framing``, shared with the CASE size model)
     reassembly_timeout_ms: int = Field(default=2000, ge=1, le=3_600_000)  # Table II: 2 s
     reassembly_tick_ms: int = Field(default=1000, ge=1, le=3_600_000)
@@ -215,6 +232,10 @@ class ThreadParams(_Strict):
     ratio_hops: tuple[Hops, ...] = Field(default=(3, 4), min_length=1)  # the paper's "at three to four hops"
     runs: int = Field(default=300, ge=1, le=1_000_000)
     hops: tuple[Hops, ...] = Field(default=(1, 2, 3, 4), min_length=1)
+    # A configuration whose messages all fit has one transport: by default the grid runs it once, labelled
+    # "datagram"; with this on it runs under each of the three transport labels (identical plans, identical
+    # results), so the grid has the paper's count (15 x 4 x 4 x 2 x 3 x 300 = 432,000 handshakes).
+    fitting_under_every_transport: bool = False
     bootstrap_resamples: int = Field(default=10_000, ge=100, le=1_000_000)
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
 
@@ -226,6 +247,107 @@ class ThreadParams(_Strict):
         if set(self.figure_scenarios) != {"quiet", "interference"}:
             raise ValueError("figure_scenarios must name exactly the roles 'quiet' and 'interference'")
         return self
+
+
+class InterferenceSweep(_Strict):
+    """Fig. 4a/b: the interference scenario's Gilbert–Elliott channel with occupancy and mean burst varied."""
+
+    base_scenario: str = "heavy_wifi"   # p_good and p_bad from this thread.scenarios entry
+    occupancy_pct: tuple[float, ...] = Field(default=(5.0, 10.0, 20.0, 30.0, 40.0), min_length=1)
+    mean_burst_ms: tuple[float, ...] = Field(default=(5.0, 10.0, 30.0, 60.0, 100.0), min_length=1)
+    hops: int = Field(default=3, ge=1, le=16)
+
+    @model_validator(mode="after")
+    def _in_range(self) -> InterferenceSweep:
+        if not all(0.0 < o < 100.0 for o in self.occupancy_pct):
+            raise ValueError("occupancy_pct: every value must be in (0, 100)")
+        if not all(0.0 < b <= 1e6 for b in self.mean_burst_ms):
+            raise ValueError("mean_burst_ms: every value must be in (0, 1e6]")
+        return self
+
+
+class TimerSweep(_Strict):
+    """Fig. 4c: the controller's advertised active interval x the device's sender boost, across hops."""
+
+    scenario: str = "heavy_wifi"
+    controller_interval_ms: tuple[int, ...] = Field(default=(300, 2000), min_length=1)
+    device_boost_ms: tuple[int, ...] = Field(default=(0, 1500, 3000), min_length=1)
+    hops: tuple[int, ...] = Field(default=(1, 2, 3, 4), min_length=1)
+
+    @model_validator(mode="after")
+    def _in_range(self) -> TimerSweep:
+        if not all(1 <= v <= 3_600_000 for v in self.controller_interval_ms):
+            raise ValueError("controller_interval_ms: every value must be in 1..3600000")
+        if not all(0 <= v <= 3_600_000 for v in self.device_boost_ms):
+            raise ValueError("device_boost_ms: every value must be in 0..3600000")
+        if not all(1 <= h <= 16 for h in self.hops):
+            raise ValueError("hops: every value must be in 1..16")
+        return self
+
+
+class SegmentScenario(_Strict):
+    """One line of Fig. 5: a configuration role (thread.figure_configs), hops and a loss scenario."""
+
+    role: str
+    hops: int = Field(ge=1, le=16)
+    loss: str
+
+
+class SegmentSweep(_Strict):
+    """Fig. 5: pull segmentation's segment payload, relative to ``reference_payload``."""
+
+    segment_payload: tuple[int, ...] = Field(default=(300, 450, 600, 800, 1024, 1150), min_length=1)
+    reference_payload: int = Field(default=1150, ge=16, le=1232)
+    scenarios: tuple[SegmentScenario, ...] = Field(default=tuple(
+        SegmentScenario(role=role, hops=hops, loss=loss)
+        for role in ("drop_in", "smallest") for hops, loss in ((3, "heavy_wifi"), (1, "none"))), min_length=1)
+
+    @model_validator(mode="after")
+    def _reference_is_swept(self) -> SegmentSweep:
+        if not all(16 <= v <= 1232 for v in self.segment_payload):
+            raise ValueError("segment_payload: every value must be in 16..1232")
+        if self.reference_payload not in self.segment_payload:
+            raise ValueError(f"reference_payload {self.reference_payload} must be one of segment_payload")
+        return self
+
+
+class ReportRanges(_Strict):
+    """How §VII's sentences group the cells: 'bursts up to 30 ms', '60 ms or more', '20 % or more of the time'."""
+
+    short_burst_ms: float = Field(default=30.0, gt=0.0)
+    long_burst_ms: float = Field(default=60.0, gt=0.0)
+    busy_occupancy_pct: float = Field(default=20.0, gt=0.0, lt=100.0)
+    small_segments: tuple[int, ...] = Field(default=(300, 600), min_length=1)   # Fig. 5's quoted sizes
+
+
+class SensitivityParams(_Strict):
+    """PQ-CASE §VII: Fig. 4 a-c and Fig. 5 for the drop-in (and smallest) configuration, on the thread model."""
+
+    role: str = "drop_in"                  # the configuration of Fig. 4 (thread.figure_configs)
+    interference: InterferenceSweep = Field(default_factory=InterferenceSweep)
+    timers: TimerSweep = Field(default_factory=TimerSweep)
+    segments: SegmentSweep = Field(default_factory=SegmentSweep)
+    success_threshold: float = Field(default=0.995, gt=0.0, le=1.0)   # cells below it are marked (*)
+    report: ReportRanges = Field(default_factory=ReportRanges)
+    runs: int = Field(ge=1, le=1_000_000)  # per cell (profile)
+
+
+class AssumptionsParams(_Strict):
+    """The unstated-assumption study: the transport headlines under each channel rule, ACK-loss and
+    indirect-retry choice the paper leaves open (docs/thread-simulator.md)."""
+
+    channel_rules: tuple[Literal["node_arrival", "message_age", "frame_fifo"], ...] = Field(
+        default=("node_arrival", "message_age", "frame_fifo"), min_length=1)
+    ack_frame_loss: tuple[Literal["as_data", "never"], ...] = Field(default=("as_data", "never"), min_length=1)
+    # further single changes to the thread model, each its own row (rules x ACK loss above are crossed)
+    indirect_retry_spacing: tuple[Literal["data_poll_timeout", "poll_interval", "back_to_back"], ...] = (
+        "poll_interval", "back_to_back")
+    block_timer_start: tuple[Literal["last_segment_sent", "handoff"], ...] = ("handoff",)
+    drop_in_hops: tuple[int, ...] = Field(default=(2, 3, 4), min_length=1)   # D3, always-on: ratio, spurious
+    sleepy_hops: tuple[int, ...] = Field(default=(1, 2, 3, 4), min_length=1)  # every oversized configuration
+    bound_hops: tuple[int, ...] = Field(default=(2, 3, 4), min_length=1)      # the slack bound
+    count_tail: float = Field(default=0.05, ge=0.0, lt=1.0)  # Eq. 2 count that all but this share of runs keep
+    runs: int = Field(ge=1, le=1_000_000)  # per scenario (profile)
 
 
 class AttackMatrixParams(_Strict):
@@ -515,6 +637,25 @@ class StudyParams(_Strict):
     scaling: ScalingParams = Field(default_factory=ScalingParams)
     device_origin: DeviceOriginParams = Field(default_factory=DeviceOriginParams)
     amortisation: AmortisationParams = Field(default_factory=AmortisationParams)
+    sensitivity: SensitivityParams = Field(default_factory=lambda: SensitivityParams(runs=200))
+    assumptions: AssumptionsParams = Field(default_factory=lambda: AssumptionsParams(runs=300))
+
+    @model_validator(mode="after")
+    def _sweeps_name_known_scenarios_and_roles(self) -> StudyParams:
+        sens, thread = self.sensitivity, self.thread
+        scenarios, roles = set(thread.scenarios), set(thread.figure_configs)
+        named = [("interference.base_scenario", sens.interference.base_scenario), ("timers.scenario",
+                 sens.timers.scenario)] + [(f"segments.scenarios.{i}.loss", sc.loss)
+                                          for i, sc in enumerate(sens.segments.scenarios)]
+        for where, name in named:
+            if name not in scenarios:
+                raise ValueError(f"sensitivity.{where}: {name!r} is not one of thread.scenarios {sorted(scenarios)}")
+        for where, role in [("role", sens.role)] + [(f"segments.scenarios.{i}.role", sc.role)
+                                                    for i, sc in enumerate(sens.segments.scenarios)]:
+            if role not in roles:
+                raise ValueError(f"sensitivity.{where}: {role!r} is not a role of thread.figure_configs "
+                                 f"{sorted(roles)}")
+        return self
 
 
 # Sections whose values may differ by profile (sample sizes); each holds its own ``profiles:`` block.
@@ -715,6 +856,8 @@ def _validate(data: dict[str, Any], chosen: str, names: tuple[str, ...], source:
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = tuple(first["loc"])
+        if not loc:  # a check across sections: its message names the fields
+            raise ParamsError(str(first["msg"]).removeprefix("Value error, "), field=source) from None
         got = "" if first["type"] == "missing" else f" (got {_short(first.get('input'))})"
         raise ParamsError(f"{_located(loc, applied, chosen)}: {first['msg']}{got}", field=source) from None
     for loc, problem in _problems(settings):

@@ -23,6 +23,11 @@ class ProjectPaths:
         return self.root / "data" / "derived"
 
     @property
+    def plots(self) -> Path:
+        """Small CSVs of the plotted numbers, for ``dvc plots show`` (dvc.yaml's top-level ``plots:``)."""
+        return self.root / "data" / "derived" / "plots"
+
+    @property
     def amort_figs(self) -> Path:
         return self.root / "paper_figs" / "amort"
 

@@ -16,6 +16,7 @@ from pqlab.amort.recovery.reservation import TpmReserver
 from pqlab.amort.recovery.swtpm import Swtpm, tpm_endpoint
 from pqlab.amort.recovery.tpm import NvCounter, check_index, parse_tcti
 from pqlab.errors import TpmUnavailableError
+from tests.recovery.conftest import require_tpm
 
 SECRETS = EpochSecrets(1, bytes(range(32)), bytes(range(32, 64)), 64, 16, 1)
 
@@ -48,6 +49,7 @@ def test_nv_counter_define_increment_read_undefine(swtpm):
 
 
 def test_the_counter_survives_a_restart_of_swtpm_on_the_same_state(tmp_path):
+    require_tpm()
     with Swtpm(tmp_path / "tpm") as tpm:
         with NvCounter(tpm.tcti, 0x01800300) as counter:
             counter.define()

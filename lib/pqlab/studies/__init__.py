@@ -11,5 +11,7 @@
 | ``control_cycle``  | AMORT-V1 §V-G, Fig. 6          | 10_control_cycle              |
 | ``image_tree``     | AMORT-V1 §V-I (the image)      | (``pqlab image-tree``)        |
 | ``full_image``     | AMORT-V1 §V-I, Table V         | 11_full_image                 |
+| ``sensitivity``    | PQ-CASE §VII, Fig. 4, Fig. 5   | 12_sensitivity                |
+| ``assumptions``    | beyond the paper: §VI's unstated assumptions, slack bound | 13_assumptions |
 | ``report``         | both: REPORT.md                | (``pqlab report``)            |
 """

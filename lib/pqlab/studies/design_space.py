@@ -23,7 +23,7 @@ STAGE = "design_space"
 def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Compute the whole space, tabulate, plot and write the outputs (byte-stable across runs)."""
     p = settings.design_space
-    paths.check_writable(paths.derived, paths.case_figs)
+    paths.check_writable(paths.derived, paths.case_figs, paths.plots)
     cycles = load_cycles(paths.root / "params" / settings.inputs.cycles_file)
     device = design_tables.device_pq_table(p.configurations, cycles)
     start = time.perf_counter()
@@ -45,6 +45,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.figure(figure, paths.case_figs / "fig6_design_space")
         out.metrics(paths.derived / "design_space_metrics.json", headline, label="design points that fit",
                     key="fits.points", unit=f"of {headline['points']}")
+        points = space[["device_ms", "total", "family"]].rename(columns={"total": "total_bytes"})
+        out.text(paths.plots / "design_space_points.csv", points.to_csv(index=False))   # dvc plots
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig6_design_space": figure},
                        tables={"table1_device_pq": device, "design_space_pareto": pareto, "design_space_fits": fits},

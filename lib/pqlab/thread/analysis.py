@@ -11,11 +11,40 @@ import numpy as np
 import pandas as pd
 
 from pqlab.params import ThreadParams, ThreadSwitches
-from pqlab.thread.grid import grid_points, simulate_points
+from pqlab.thread.grid import SINGLE_LABEL, grid_points, simulate_points
 from pqlab.thread.model import MESSAGES
 from pqlab.thread.summary import summarise
 
 VARIANTS = ("paper", "source_accurate")
+
+
+def one_label_per_fitting_config(summary: pd.DataFrame, fitting: set[str]) -> pd.DataFrame:
+    """The summary with one ``datagram`` row per scenario of a configuration whose messages all fit.
+
+    With ``fitting_under_every_transport`` such a configuration ran under all three transport labels with the
+    identical plan (identical handshakes); the figures and headline numbers count it once, as the paper does
+    (e.g. its 416 segmented scenarios).
+    """
+    mine = summary["config"].isin(fitting)
+    out = summary[~mine | summary["transport"].isin([SINGLE_LABEL, "ipv6"])].copy()
+    out.loc[out["config"].isin(fitting), "transport"] = SINGLE_LABEL
+    return out.reset_index(drop=True)
+
+
+def figure_table(summary: pd.DataFrame, params: ThreadParams) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fig. 2's plotted numbers as two small long tables for ``dvc plots`` (one ``series`` per line): median
+    handshake time by hops under the interference scenario for the drop-in, smallest and classical configurations
+    by transport (always-on device), and the drop-in configuration's mean spurious retransmissions with IPv6
+    fragmentation by hops, one series per loss scenario."""
+    noisy = params.figure_scenarios["interference"]
+    rows = summary[~summary["sleepy"]]
+    names = [params.figure_configs.get(role, "") for role in ("drop_in", "smallest", "classical")]
+    times = rows[(rows["loss"] == noisy) & rows["config"].isin(names)].sort_values(["config", "transport", "hops"])
+    times = times.assign(series=times["config"] + " " + times["transport"])[["series", "hops", "median_s", "p90_s"]]
+    d3 = params.figure_configs.get("drop_in", "")
+    spur = rows[(rows["config"] == d3) & (rows["transport"] == "ipv6")].sort_values(["loss", "hops"])
+    spurious = spur.assign(series=spur["loss"])[["series", "hops", "mean_spurious"]]
+    return times.reset_index(drop=True), spurious.reset_index(drop=True)
 
 
 def variant_params(params: ThreadParams, variant: str) -> ThreadParams:

@@ -50,8 +50,13 @@ INT_FIELDS = (
     "min_be", "max_retries", "retx_delay", "retx_max_exp", "indirect_attempts", "poll_us", "gap_us",
     "reasm_us", "tick_us", "reasm_from_last", "dup_ack", "dev_interval_us", "ctrl_interval_us", "boost_us",
     "exp_cap", "mrp_tx", "standalone_us", "ctrl_compute_us", "dev_compute2_us", "dev_compute3_us",
-    "max_time_us", "hops", "sleepy", "ack_on_arrival", "poll_timeout_us", "age_priority",
+    "max_time_us", "hops", "sleepy", "ack_on_arrival", "poll_timeout_us", "age_priority", "frame_rule",
+    "ack_never", "retry_spacing", "block_handoff",
 )
+# Fields added after the first results were published enter the seed hash only when set (non-zero), so a
+# scenario under the unchanged default model keeps its random stream and its results.
+LATER_INT_FIELDS = ("frame_rule", "ack_never", "retry_spacing", "block_handoff")
+RETRY_SPACINGS = ("data_poll_timeout", "poll_interval", "back_to_back")
 FLOAT_FIELDS = ("margin", "base", "jitter", "p_good", "p_bad", "fraction_bad", "burst_us", "good_us")
 
 
@@ -104,6 +109,10 @@ def build_plan(scenario: Scenario, params: ThreadParams) -> Plan:
         "ack_on_arrival": int(sw.piggyback_ack_on_arrival),
         "poll_timeout_us": _ms(params.data_poll_timeout_ms),
         "age_priority": int(params.channel_priority == "message_age"),
+        "frame_rule": int(params.channel_priority == "frame_fifo"),
+        "ack_never": int(params.ack_frame_loss == "never"),
+        "retry_spacing": RETRY_SPACINGS.index(params.indirect_retry_spacing),
+        "block_handoff": int(params.block_timer_start == "handoff" or params.channel_priority == "frame_fifo"),
         "dev_interval_us": _ms(params.mrp_device_interval_ms),
         "ctrl_interval_us": _ms(params.mrp_controller_interval_ms),
         "boost_us": _ms(params.mrp_device_boost_ms), "exp_cap": params.mrp_exponent_cap,
@@ -155,7 +164,8 @@ def build_plan(scenario: Scenario, params: ThreadParams) -> Plan:
         plan.bitmap_unit.append(unit(params.bitmap_header_bytes + math.ceil(len(payloads) / 8)))
         plan.request_unit.append(unit(params.pull_request_bytes + fr.matter_header_bytes))
     # The run's randomness derives from the study seed and everything that defines the scenario.
-    plan.seed = scenario_hash(json.dumps(params.seed) + scenario.key() + json.dumps(ints, sort_keys=True)
+    hashed = {k: v for k, v in ints.items() if k not in LATER_INT_FIELDS or v}
+    plan.seed = scenario_hash(json.dumps(params.seed) + scenario.key() + json.dumps(hashed, sort_keys=True)
                               + json.dumps(floats, sort_keys=True) + json.dumps(plan.units))
     return plan
 

@@ -18,13 +18,28 @@ standalone after 200 ms. As in the paper, a piggybacked acknowledgement arrives 
 delivery time of the reply's first unit (the whole message for IPv6 fragmentation), computed with the
 mean CSMA backoff and no queueing; with ``piggyback_ack_on_arrival`` it arrives with that unit itself.
 
-The random draws happen in a fixed order that the C core (_core.c) follows exactly.
+Frame rule (``channel_priority: frame_fifo``): instead of datagrams crossing the path one after another, every
+node keeps a FIFO of frames; the origin enqueues all frames of a copy at hand-off and each router enqueues every
+frame it receives (the sleepy device's parent keeps the device's frames in a separate indirect queue served at
+the device's polls). When the channel is free, the next frame exchange goes to a node drawn uniformly among those
+whose head frame is ready (the indirect queue counts as one more contender). A datagram is reassembled at the
+destination only; once one of its frames is lost (MAC retries or indirect attempts exhausted, or the reassembly
+timeout) every remaining frame of it is dropped wherever it is queued. Block transfer's MRP timer starts when
+the copy (its last segment) is handed to the transport (``block_handoff``, always set under the frame rule;
+the datagram rules start it when the last segment has left the sender unless it is set).
+
+Switches the paper leaves open: ``ack_never`` (imm-ACK frames are never lost) and ``retry_spacing`` (when an
+unacknowledged indirect frame is retried: 0 after the device's data-poll timeout, 1 at its next regular poll,
+2 right after the ACK wait).
+
+The random draws happen in a fixed order that the C core (sim_core.c) follows exactly.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 
 from pqlab.thread.model import BLOCK, IPV6, PULL, SINGLE, Plan
 from pqlab.thread.prng import Xoshiro256
@@ -35,6 +50,7 @@ DATA, ACK, BITMAP = 0, 1, 2          # flow kinds
 WHOLE, SEGMENT, REQUEST = 0, 1, 2    # message kinds
 EV_DELIVER, EV_MRP, EV_STANDALONE, EV_HANDOFF, EV_PIGGYBACK = 0, 1, 2, 3, 4
 NEVER = 1 << 62
+SPACING_TIMEOUT, SPACING_POLL, SPACING_BACK_TO_BACK = 0, 1, 2   # retry_spacing values
 
 
 @dataclass
@@ -94,6 +110,21 @@ class Flow:
     delivered: int = 0
     piggy_done: bool = False
     done: bool = False
+    # frame rule: per datagram (unit position) — lost, first and last frame arrival at the destination
+    ulost: list[bool] = field(default_factory=list)
+    ufirst: list[int] = field(default_factory=list)
+    ulast: list[int] = field(default_factory=list)
+
+
+@dataclass
+class QFrame:
+    """Frame rule: one frame waiting in a node's FIFO."""
+
+    fid: int
+    pos: int                     # datagram (unit position in its flow)
+    k: int                       # frame index within the datagram
+    link: int                    # links crossed so far (0 at the origin)
+    ready: int                   # when it joined this queue
 
 
 @dataclass
@@ -126,6 +157,15 @@ class Handshake:
             self.bad = self.rng.uniform() < self.f["fraction_bad"]
             self.next_switch = self._sojourn()
         self.poll_phase = self.rng.below(self.m["poll_us"]) if self.m["sleepy"] else 0
+        # frame rule: one FIFO per node (0 = controller side ... hops = device), the indirect queue at the
+        # device's parent, and each node's silence after a frame its neighbour must forward
+        self.queues: list[deque[QFrame]] = [deque() for _ in range(self.m["hops"] + 1)]
+        self.ind_queue: deque[QFrame] = deque()
+        self.hold = [0] * (self.m["hops"] + 1)
+        self.ind_chain = False       # the device polls at once (frame pending / retry), at ind_chain_at
+        self.ind_chain_at = 0
+        self.ind_after = 0           # otherwise the next poll-grid instant at or after this and the frame's arrival
+        self.ind_attempts = 0
 
     # ---------- channel ----------
     def _sojourn(self) -> int:
@@ -158,7 +198,7 @@ class Handshake:
             ok = False
             if not data_lost:
                 ack_start = end + m["turnaround_us"]
-                ok = not self.lost(ack_start)
+                ok = True if m["ack_never"] else not self.lost(ack_start)
             if dev_sends:
                 self.dev_tx += air
                 self.dev_rx += ack_air if ok else m["ack_wait_us"]
@@ -188,14 +228,23 @@ class Handshake:
         end = t + air
         if not data_lost:
             ack_start = end + m["turnaround_us"]
-            ack_lost = self.lost(ack_start)
+            ack_lost = False if m["ack_never"] else self.lost(ack_start)
             self.dev_rx += air
             self.dev_tx += ack_air
             if not ack_lost:
                 return ack_start + ack_air, 0, ack_start + ack_air
-            return end + m["ack_wait_us"], 2, max(end + m["ack_wait_us"], t + m["poll_timeout_us"])
+            return end + m["ack_wait_us"], 2, self.indirect_retry(t, end)
         self.dev_rx += m["poll_timeout_us"]   # the device listens until its data-poll timeout
-        return end + m["ack_wait_us"], 2, max(end + m["ack_wait_us"], t + m["poll_timeout_us"])
+        return end + m["ack_wait_us"], 2, self.indirect_retry(t, end)
+
+    def indirect_retry(self, t: int, end: int) -> int:
+        """When the parent can retry an unacknowledged indirect frame sent at ``t`` (``retry_spacing``)."""
+        m = self.m
+        if m["retry_spacing"] == SPACING_POLL:
+            return self.next_poll(end + m["ack_wait_us"])
+        if m["retry_spacing"] == SPACING_BACK_TO_BACK:
+            return end + m["ack_wait_us"]
+        return max(end + m["ack_wait_us"], t + m["poll_timeout_us"])
 
     def next_poll(self, t: int) -> int:
         """First poll-grid instant at or after t."""
@@ -212,8 +261,128 @@ class Handshake:
         fl = Flow(fid=len(self.flows), kind=kind, msg=msg, direction=direction, units=units, tags=tags, ready=t,
                   queued=t)
         self.flows.append(fl)
-        self._arm(fl)
+        if self.m["frame_rule"]:
+            fl.ulost, fl.ufirst, fl.ulast = [False] * len(units), [0] * len(units), [0] * len(units)
+            for pos, u in enumerate(units):
+                for k in range(len(self.plan.units[u])):
+                    self.enqueue(QFrame(fl.fid, pos, k, 0, t))
+        else:
+            self._arm(fl)
         return fl
+
+    # ---------- frame rule ----------
+    def enqueue(self, fr: QFrame) -> None:
+        """Put a frame in the FIFO of the node that sends it over its next link."""
+        hops = self.m["hops"]
+        direction = self.flows[fr.fid].direction
+        if self.m["sleepy"] and direction == DOWN and fr.link == hops - 1:
+            self.ind_queue.append(fr)
+        else:
+            self.queues[fr.link if direction == DOWN else hops - fr.link].append(fr)
+
+    def _drop_lost_heads(self, queue: deque[QFrame]) -> None:
+        while queue and self.flows[queue[0].fid].ulost[queue[0].pos]:
+            queue.popleft()
+            if queue is self.ind_queue:
+                self.ind_attempts = 0
+
+    def _ind_start(self) -> int:
+        head = self.ind_queue[0]
+        if self.ind_chain:
+            return max(self.ind_chain_at, head.ready)
+        return self.next_poll(max(head.ready, self.ind_after))
+
+    def frame_contenders(self) -> list[tuple[int, int]]:
+        """(earliest start, contender) for every node with a queued frame; contender hops+1 = indirect queue."""
+        out = []
+        for n, queue in enumerate(self.queues):
+            self._drop_lost_heads(queue)
+            if queue:
+                out.append((max(self.chan_free, queue[0].ready, self.hold[n]), n))
+        if self.m["sleepy"]:
+            self._drop_lost_heads(self.ind_queue)
+            if self.ind_queue:
+                out.append((max(self.chan_free, self._ind_start()), self.m["hops"] + 1))
+            else:
+                self.ind_chain = False
+        return out
+
+    def datagram_lost(self, fl: Flow, pos: int) -> None:
+        fl.ulost[pos] = True
+
+    def frame_transmit(self, contender: int, start: int) -> int:
+        """One frame exchange of the contender's head frame; returns its flow id."""
+        m = self.m
+        hops = m["hops"]
+        indirect = contender == hops + 1
+        queue = self.ind_queue if indirect else self.queues[contender]
+        fr = queue[0]
+        fl = self.flows[fr.fid]
+        psdu = self.plan.units[fl.units[fr.pos]][fr.k]
+        if indirect:
+            end, status, retry = self.indirect_frame(start, psdu)
+            self.chan_free = end
+            if status == 1:
+                self.ind_chain = False
+                self.ind_after = end + 1
+                return fr.fid
+            if status == 2:
+                self.ind_attempts += 1
+                if self.ind_attempts < m["indirect_attempts"]:
+                    self.ind_chain = True
+                    self.ind_chain_at = retry
+                    return fr.fid
+                queue.popleft()
+                self.ind_attempts = 0
+                self.ind_chain = False
+                self.ind_after = end
+                self.datagram_lost(fl, fr.pos)
+                return fr.fid
+            queue.popleft()
+            self.ind_attempts = 0
+            self._drop_lost_heads(queue)
+            # frame pending: the device polls again at once when the parent already holds its next frame
+            self.ind_chain = bool(queue) and queue[0].ready <= end
+            self.ind_chain_at = end
+            self.ind_after = end
+            self.frame_arrived(fl, fr, end)
+            return fr.fid
+        dev_sends = fl.direction == UP and fr.link == 0
+        dev_receives = fl.direction == DOWN and fr.link == hops - 1
+        end, ok = self.direct_frame(start, psdu, dev_sends, dev_receives)
+        self.chan_free = end
+        queue.popleft()
+        if not ok:
+            self.datagram_lost(fl, fr.pos)
+            return fr.fid
+        if m["gap_us"] and fr.link < hops - 1:
+            self.hold[contender] = end + m["gap_us"]
+        self.frame_arrived(fl, fr, end)
+        return fr.fid
+
+    def frame_arrived(self, fl: Flow, fr: QFrame, end: int) -> None:
+        """A frame reached the next node: queue it there, or reassemble at the destination."""
+        m = self.m
+        if fr.link + 1 < m["hops"]:
+            self.enqueue(QFrame(fr.fid, fr.pos, fr.k, fr.link + 1, end))
+            return
+        pos = fr.pos
+        nframes = len(self.plan.units[fl.units[pos]])
+        if fr.k == 0:
+            fl.ufirst[pos] = end
+        elif m["reasm_from_last"]:
+            expiry = fl.ulast[pos] + m["reasm_us"]
+            tick = (expiry + m["tick_us"] - 1) // m["tick_us"] * m["tick_us"]
+            if end > tick:
+                self.datagram_lost(fl, pos)
+                return
+        fl.ulast[pos] = end
+        if fr.k < nframes - 1:
+            return
+        if not m["reasm_from_last"] and nframes > 1 and end - fl.ufirst[pos] > m["reasm_us"]:
+            self.datagram_lost(fl, pos)
+            return
+        self.push(end, EV_DELIVER, fl.fid, pos)
 
     def _arm(self, fl: Flow) -> None:
         """Set the ready time for the flow's next frame if it waits for a poll."""
@@ -294,7 +463,9 @@ class Handshake:
 
     def _left_sender(self, fl: Flow) -> None:
         """Block transfer: the MRP timer starts when the burst's last segment has left the sender."""
-        if fl.hop == 0 and fl.kind == DATA and fl.pos == len(fl.units) - 1 and self.msgs[fl.msg].mode == BLOCK:
+        if self.m["block_handoff"] or self.msgs[fl.msg].mode != BLOCK:
+            return
+        if fl.hop == 0 and fl.kind == DATA and fl.pos == len(fl.units) - 1:
             self.arm_timer(fl.msg, fl.ready)
 
     def _next_unit(self, fl: Flow) -> None:
@@ -345,7 +516,7 @@ class Handshake:
             self.push(self.loss_free_arrival(t, first, msg.direction), EV_PIGGYBACK, fl.piggy, 0)
         node.ack_gen += 1                   # a pending standalone ACK is now piggybacked
         msg.timer_gen += 1
-        if msg.mode != BLOCK:
+        if msg.mode != BLOCK or self.m["block_handoff"]:   # block transfer: at hand-off, or see _left_sender
             self.arm_timer(mi, t)
 
     def loss_free_arrival(self, t: int, units: list[int], direction: int) -> int:
@@ -501,15 +672,26 @@ class Handshake:
 
     def run(self) -> Result:
         self.start_message(0, 0)
+        frame_rule = bool(self.m["frame_rule"])
         while self.result is None:
-            active = [fl for fl in self.flows if not fl.done]
-            fl = min(active, key=lambda x: (max(self.chan_free, x.ready), x.queued, x.fid)) if active else None
+            fl = None
+            if frame_rule:
+                contenders = self.frame_contenders()
+                t_fl = min(c[0] for c in contenders) if contenders else NEVER
+            else:
+                active = [fl for fl in self.flows if not fl.done]
+                fl = min(active, key=lambda x: (max(self.chan_free, x.ready), x.queued, x.fid)) if active else None
+                t_fl = max(self.chan_free, fl.ready) if fl is not None else NEVER
             t_ev = self.peek_time()
-            t_fl = max(self.chan_free, fl.ready) if fl is not None else NEVER
             if min(t_ev, t_fl) > self.m["max_time_us"]:
                 failing = next((m.hs for m in self.msgs if not m.delivered), 3)
                 return self._result(False, self.m["max_time_us"], failing)
-            if fl is not None and t_fl < t_ev:
+            if frame_rule and t_fl < t_ev:
+                ready = [c for start, c in contenders if start == t_fl]
+                chosen = ready[self.rng.below(len(ready))] if len(ready) > 1 else ready[0]
+                fid = self.frame_transmit(chosen, t_fl)
+                self.trace.append((0, t_fl, fid, self.chan_free))
+            elif fl is not None and t_fl < t_ev:
                 self.transmit(fl)
                 self.trace.append((0, t_fl, fl.fid, self.chan_free))
             else:

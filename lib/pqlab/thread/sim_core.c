@@ -17,6 +17,7 @@ enum { CONTROLLER = 0, DEVICE = 1 };
 enum { DATA = 0, ACK = 1, BITMAP = 2 };
 enum { WHOLE = 0, SEGMENT = 1, REQUEST = 2 };
 enum { EV_DELIVER = 0, EV_MRP = 1, EV_STANDALONE = 2, EV_HANDOFF = 3, EV_PIGGYBACK = 4 };
+enum { SPACING_TIMEOUT = 0, SPACING_POLL = 1, SPACING_BACK_TO_BACK = 2 };
 
 
 typedef struct { uint64_t s[4]; } Rng;
@@ -65,7 +66,14 @@ typedef struct {
     int pos, hop, frame;
     int64_t hop_first, last_arrival;
     int lost, chain, attempts, delivered, piggy_done, done;
+    /* frame rule: per datagram (unit position) — lost, first and last frame arrival at the destination */
+    unsigned char ulost[MAXU];
+    int64_t ufirst[MAXU], ulast[MAXU];
 } Flow;
+
+/* frame rule: one frame waiting in a node's FIFO (reference.QFrame) */
+typedef struct { int fid, pos, k, link; int64_t ready; } QFrame;
+typedef struct { QFrame *q; int head, n, cap; } Queue;   /* live frames: q[head .. n-1] */
 
 typedef struct { int64_t t; int64_t seq; int kind, a, b; } Event;
 typedef struct { int last_rx, ack_gen; } Node;
@@ -87,6 +95,12 @@ typedef struct {
     int64_t res[8];
     int bad;
     int64_t next_switch, poll_phase;
+    /* frame rule: queues[0..hops] per node, queues[hops+1] the indirect queue at the device's parent */
+    Queue *queues;
+    int64_t *hold;
+    int *cand; int64_t *cstart;
+    int ind_chain, ind_attempts;
+    int64_t ind_chain_at, ind_after;
     int64_t *trace; int n_trace, cap_trace, tracing;   /* quadruples, as reference.Handshake.trace */
 } Sim;
 
@@ -131,7 +145,7 @@ static int64_t direct_frame(Sim *s, int64_t t, int64_t psdu, int dev_sends, int 
         int ok = 0;
         if (!data_lost) {
             int64_t ack_start = end + m[MI_turnaround_us];
-            ok = !lost(s, ack_start);
+            ok = m[MI_ack_never] ? 1 : !lost(s, ack_start);
         }
         if (dev_sends) {
             s->dev_tx += air;
@@ -148,6 +162,14 @@ static int64_t direct_frame(Sim *s, int64_t t, int64_t psdu, int dev_sends, int 
     return t;
 }
 
+static int64_t next_poll(Sim *s, int64_t t);
+static int64_t indirect_retry(Sim *s, int64_t t, int64_t end) {
+    const int64_t *m = s->m;
+    if (m[MI_retry_spacing] == SPACING_POLL) return next_poll(s, end + m[MI_ack_wait_us]);
+    if (m[MI_retry_spacing] == SPACING_BACK_TO_BACK) return end + m[MI_ack_wait_us];
+    return end + m[MI_ack_wait_us] > t + m[MI_poll_timeout_us] ? end + m[MI_ack_wait_us] : t + m[MI_poll_timeout_us];
+}
+
 static int64_t indirect_frame(Sim *s, int64_t t, int64_t psdu, int *status, int64_t *retry) {
     const int64_t *m = s->m;
     int64_t air = airtime(s, psdu), ack_air = airtime(s, m[MI_ack_psdu]);
@@ -158,18 +180,17 @@ static int64_t indirect_frame(Sim *s, int64_t t, int64_t psdu, int *status, int6
     int data_lost = lost(s, t);
     s->frames++;
     int64_t end = t + air;
-    int64_t again = end + m[MI_ack_wait_us] > t + m[MI_poll_timeout_us] ? end + m[MI_ack_wait_us] : t + m[MI_poll_timeout_us];
     if (!data_lost) {
         int64_t ack_start = end + m[MI_turnaround_us];
-        int ack_lost = lost(s, ack_start);
+        int ack_lost = m[MI_ack_never] ? 0 : lost(s, ack_start);
         s->dev_rx += air;
         s->dev_tx += ack_air;
         if (!ack_lost) { *status = 0; *retry = ack_start + ack_air; return ack_start + ack_air; }
-        *status = 2; *retry = again;
+        *status = 2; *retry = indirect_retry(s, t, end);
         return end + m[MI_ack_wait_us];
     }
     s->dev_rx += m[MI_poll_timeout_us];
-    *status = 2; *retry = again;
+    *status = 2; *retry = indirect_retry(s, t, end);
     return end + m[MI_ack_wait_us];
 }
 
@@ -199,6 +220,23 @@ static int best_event(Sim *s) {
     return best;
 }
 
+/* ---------- frame rule: queues ---------- */
+static void enqueue(Sim *s, QFrame fr) {
+    int64_t hops = s->m[MI_hops];
+    int direction = s->flows[fr.fid].direction;
+    Queue *q;
+    if (s->m[MI_sleepy] && direction == DOWN && fr.link == hops - 1) q = &s->queues[hops + 1];
+    else q = &s->queues[direction == DOWN ? fr.link : hops - fr.link];
+    q->q = grow(q->q, &q->cap, q->n + 1, sizeof(QFrame), &s->oom);
+    if (s->oom) return;
+    q->q[q->n++] = fr;
+}
+static int q_empty(const Queue *q) { return q->head == q->n; }
+static void q_pop(Queue *q) {
+    q->head++;
+    if (q->head == q->n) q->head = q->n = 0;
+}
+
 /* ---------- flows ---------- */
 static void arm(Sim *s, Flow *fl) {
     if (is_indirect(s, fl) && !fl->chain) fl->ready = next_poll(s, fl->ready);
@@ -215,7 +253,17 @@ static int new_flow(Sim *s, int kind, int msg, int direction, const int *units, 
     memcpy(fl->tags, tags, sizeof(int) * (size_t)n);
     fl->ready = t; fl->queued = t; fl->piggy = -1;
     s->active[s->n_active++] = fid;
-    arm(s, fl);
+    if (s->m[MI_frame_rule]) {
+        for (int pos = 0; pos < n && !s->oom; pos++) {
+            int nf = s->p->unit_len[units[pos]];
+            for (int k = 0; k < nf && !s->oom; k++) {
+                QFrame fr = {fid, pos, k, 0, t};
+                enqueue(s, fr);
+            }
+        }
+    } else {
+        arm(s, fl);
+    }
     return fid;
 }
 
@@ -226,7 +274,7 @@ static void arm_timer(Sim *s, int mi, int64_t t) {
 }
 
 static void left_sender(Sim *s, Flow *fl) {
-    if (fl->hop == 0 && fl->kind == DATA && fl->pos == fl->n - 1 && s->msgs[fl->msg].mode == BLOCK)
+    if (!s->m[MI_block_handoff] && fl->hop == 0 && fl->kind == DATA && fl->pos == fl->n - 1 && s->msgs[fl->msg].mode == BLOCK)
         arm_timer(s, fl->msg, fl->ready);
 }
 static void next_unit(Sim *s, Flow *fl) {
@@ -370,7 +418,7 @@ static void send_reliable(Sim *s, int mi, int64_t t, const int *units, const int
     node->ack_gen++;
     msg = &s->msgs[mi];
     msg->timer_gen++;
-    if (msg->mode != BLOCK) arm_timer(s, mi, t);
+    if (msg->mode != BLOCK || s->m[MI_block_handoff]) arm_timer(s, mi, t);   /* block: at hand-off, or left_sender */
 }
 
 static void new_message(Sim *s, int hs, int kind, int seg, int direction, int64_t t) {
@@ -497,6 +545,113 @@ static void deliver(Sim *s, int fid, int pos, int64_t t) {
     completed(s, mi, t);
 }
 
+/* ---------- frame rule: scheduling and transmission ---------- */
+static void drop_lost_heads(Sim *s, int qi) {
+    Queue *q = &s->queues[qi];
+    while (!q_empty(q) && s->flows[q->q[q->head].fid].ulost[q->q[q->head].pos]) {
+        q_pop(q);
+        if (qi == s->m[MI_hops] + 1) s->ind_attempts = 0;
+    }
+}
+
+static int64_t ind_start(Sim *s) {
+    const QFrame *head = &s->queues[s->m[MI_hops] + 1].q[s->queues[s->m[MI_hops] + 1].head];
+    if (s->ind_chain) return s->ind_chain_at > head->ready ? s->ind_chain_at : head->ready;
+    return next_poll(s, head->ready > s->ind_after ? head->ready : s->ind_after);
+}
+
+static int64_t max3(int64_t a, int64_t b, int64_t c) { int64_t x = a > b ? a : b; return x > c ? x : c; }
+
+/* Contenders with a queued frame into s->cand / s->cstart (nodes 0..hops, then hops+1 = indirect queue). */
+static int frame_contenders(Sim *s) {
+    int64_t hops = s->m[MI_hops];
+    int n = 0;
+    for (int i = 0; i <= hops; i++) {
+        drop_lost_heads(s, i);
+        Queue *q = &s->queues[i];
+        if (!q_empty(q)) {
+            s->cand[n] = i;
+            s->cstart[n++] = max3(s->chan_free, q->q[q->head].ready, s->hold[i]);
+        }
+    }
+    if (s->m[MI_sleepy]) {
+        drop_lost_heads(s, (int)hops + 1);
+        if (!q_empty(&s->queues[hops + 1])) {
+            int64_t st = ind_start(s);
+            s->cand[n] = (int)hops + 1;
+            s->cstart[n++] = s->chan_free > st ? s->chan_free : st;
+        } else {
+            s->ind_chain = 0;
+        }
+    }
+    return n;
+}
+
+static void frame_arrived(Sim *s, int fid, QFrame fr, int64_t end) {
+    const int64_t *m = s->m;
+    if (fr.link + 1 < m[MI_hops]) {
+        QFrame next = {fr.fid, fr.pos, fr.k, fr.link + 1, end};
+        enqueue(s, next);
+        return;
+    }
+    Flow *fl = &s->flows[fid];
+    int pos = fr.pos;
+    int nframes = s->p->unit_len[fl->units[pos]];
+    if (fr.k == 0) {
+        fl->ufirst[pos] = end;
+    } else if (m[MI_reasm_from_last]) {
+        int64_t expiry = fl->ulast[pos] + m[MI_reasm_us];
+        int64_t tick = (expiry + m[MI_tick_us] - 1) / m[MI_tick_us] * m[MI_tick_us];
+        if (end > tick) { fl->ulost[pos] = 1; return; }
+    }
+    fl->ulast[pos] = end;
+    if (fr.k < nframes - 1) return;
+    if (!m[MI_reasm_from_last] && nframes > 1 && end - fl->ufirst[pos] > m[MI_reasm_us]) { fl->ulost[pos] = 1; return; }
+    push(s, end, EV_DELIVER, fid, pos);
+}
+
+static int frame_transmit(Sim *s, int contender, int64_t start) {
+    const int64_t *m = s->m;
+    int64_t hops = m[MI_hops];
+    int indirect = contender == hops + 1;
+    Queue *q = &s->queues[contender];
+    QFrame fr = q->q[q->head];
+    Flow *fl = &s->flows[fr.fid];
+    int64_t psdu = s->p->psdu[s->p->unit_off[fl->units[fr.pos]] + fr.k];
+    if (indirect) {
+        int status;
+        int64_t retry;
+        int64_t end = indirect_frame(s, start, psdu, &status, &retry);
+        s->chan_free = end;
+        if (status == 1) { s->ind_chain = 0; s->ind_after = end + 1; return fr.fid; }
+        if (status == 2) {
+            s->ind_attempts++;
+            if (s->ind_attempts < m[MI_indirect_attempts]) { s->ind_chain = 1; s->ind_chain_at = retry; return fr.fid; }
+            q_pop(q);
+            s->ind_attempts = 0; s->ind_chain = 0; s->ind_after = end;
+            fl->ulost[fr.pos] = 1;
+            return fr.fid;
+        }
+        q_pop(q);
+        s->ind_attempts = 0;
+        drop_lost_heads(s, contender);
+        s->ind_chain = !q_empty(q) && q->q[q->head].ready <= end;
+        s->ind_chain_at = end; s->ind_after = end;
+        frame_arrived(s, fr.fid, fr, end);
+        return fr.fid;
+    }
+    int dev_sends = fl->direction == UP && fr.link == 0;
+    int dev_receives = fl->direction == DOWN && fr.link == hops - 1;
+    int ok;
+    int64_t end = direct_frame(s, start, psdu, dev_sends, dev_receives, &ok);
+    s->chan_free = end;
+    q_pop(q);
+    if (!ok) { fl->ulost[fr.pos] = 1; return fr.fid; }
+    if (m[MI_gap_us] && fr.link < hops - 1) s->hold[contender] = end + m[MI_gap_us];
+    frame_arrived(s, fr.fid, fr, end);
+    return fr.fid;
+}
+
 static void handle(Sim *s, Event ev) {
     int64_t t = ev.t;
     if (ev.kind == EV_DELIVER) {
@@ -543,11 +698,26 @@ static sim_status simulate(const SimPlan *p, uint64_t run, int64_t *out, int64_t
         s.next_switch = sojourn(&s);
     }
     s.poll_phase = s.m[MI_sleepy] ? below(&s.rng, s.m[MI_poll_us]) : 0;
-    start_message(&s, 0, 0);
+    int frame_rule = (int)s.m[MI_frame_rule];
+    if (frame_rule) {
+        int64_t nodes = s.m[MI_hops] + 2;
+        s.queues = calloc((size_t)nodes, sizeof(Queue));
+        s.hold = calloc((size_t)nodes, sizeof(int64_t));
+        s.cand = calloc((size_t)nodes, sizeof(int));
+        s.cstart = calloc((size_t)nodes, sizeof(int64_t));
+        if (!s.queues || !s.hold || !s.cand || !s.cstart) s.oom = 1;
+    }
+    if (!s.oom) start_message(&s, 0, 0);
     while (!s.have_result && !s.oom) {
         int best = -1;
         int64_t bstart = 0;
-        for (int i = 0; i < s.n_active; i++) {
+        int ncand = 0;
+        if (frame_rule) {
+            ncand = frame_contenders(&s);
+            for (int i = 0; i < ncand; i++)
+                if (best < 0 || s.cstart[i] < bstart) { best = i; bstart = s.cstart[i]; }
+        }
+        for (int i = 0; !frame_rule && i < s.n_active; i++) {
             Flow *fl = &s.flows[s.active[i]];
             if (fl->done) { s.active[i] = s.active[--s.n_active]; i--; continue; }
             int64_t st = s.chan_free > fl->ready ? s.chan_free : fl->ready;
@@ -567,7 +737,15 @@ static sim_status simulate(const SimPlan *p, uint64_t run, int64_t *out, int64_t
             set_result(&s, 0, s.m[MI_max_time_us], failing);
             break;
         }
-        if (best >= 0 && t_fl < t_ev) {
+        if (frame_rule && best >= 0 && t_fl < t_ev) {
+            int ready = 0, chosen = -1;
+            for (int i = 0; i < ncand; i++) if (s.cstart[i] == t_fl) ready++;
+            int pick = ready > 1 ? (int)below(&s.rng, ready) : 0;
+            for (int i = 0; i < ncand; i++)
+                if (s.cstart[i] == t_fl && pick-- == 0) { chosen = s.cand[i]; break; }
+            int fid = frame_transmit(&s, chosen, t_fl);
+            record(&s, 0, t_fl, fid, s.chan_free);
+        } else if (best >= 0 && t_fl < t_ev) {
             transmit(&s, best);
             record(&s, 0, t_fl, best, s.chan_free);
         } else {
@@ -579,6 +757,9 @@ static sim_status simulate(const SimPlan *p, uint64_t run, int64_t *out, int64_t
     }
     if (!s.oom) memcpy(out, s.res, sizeof s.res);
     free(s.msgs); free(s.flows); free(s.active); free(s.events);
+    if (s.queues)
+        for (int64_t i = 0; i < s.m[MI_hops] + 2; i++) free(s.queues[i].q);
+    free(s.queues); free(s.hold); free(s.cand); free(s.cstart);
     if (trace && !s.oom) { *trace = s.trace; *n_trace = s.n_trace; }
     else free(s.trace);
     return s.oom ? SIM_ERR_NO_MEMORY : SIM_OK;
@@ -588,6 +769,7 @@ static sim_status simulate(const SimPlan *p, uint64_t run, int64_t *out, int64_t
 static const char *const SIM_ERROR_NAMES[SIM_ERR_COUNT] = {
     "SIM_OK", "SIM_ERR_NO_MEMORY", "SIM_ERR_PLAN_EMPTY", "SIM_ERR_PLAN_UNITS", "SIM_ERR_PLAN_REFERENCE",
     "SIM_ERR_PLAN_PSDU", "SIM_ERR_MODEL_RANGE", "SIM_ERR_MODEL_NOT_FINITE", "SIM_ERR_RUN_RANGE",
+    "SIM_ERR_MODEL_CHOICE", "SIM_ERR_PATH_LENGTH",
 };
 static const char *const SIM_ERROR_TEXT[SIM_ERR_COUNT] = {
     "no error",
@@ -599,6 +781,8 @@ static const char *const SIM_ERROR_TEXT[SIM_ERR_COUNT] = {
     "an integer model value is out of range",
     "a probability or duration is NaN, infinite, negative, or a probability above 1",
     "a run index is at or beyond 2^63",
+    "a channel rule, ACK-loss or indirect-retry choice is outside its values",
+    "a path of more hops than the simulator supports (255)",
 };
 
 const char *sim_error_name(sim_status status) {
@@ -636,6 +820,11 @@ sim_status sim_validate(const SimPlan *p) {
         return SIM_ERR_MODEL_RANGE;
     for (int i = 0; i < MI_COUNT; i++)
         if (m[i] < 0) return SIM_ERR_MODEL_RANGE;  /* every count, flag and duration is non-negative */
+    if (m[MI_hops] > SIM_MAX_HOPS) return SIM_ERR_PATH_LENGTH;
+    if (m[MI_age_priority] > 1 || m[MI_frame_rule] > 1 || m[MI_age_priority] + m[MI_frame_rule] > 1 ||
+        m[MI_ack_never] > 1 || m[MI_retry_spacing] > SPACING_BACK_TO_BACK || m[MI_block_handoff] > 1 ||
+        (m[MI_frame_rule] && !m[MI_block_handoff]))
+        return SIM_ERR_MODEL_CHOICE;
     const double *f = p->f;
     for (int i = 0; i < MF_COUNT; i++)
         if (!finite_nonneg(f[i])) return SIM_ERR_MODEL_NOT_FINITE;

@@ -17,8 +17,10 @@ enum {
     MI_min_be, MI_max_retries, MI_retx_delay, MI_retx_max_exp, MI_indirect_attempts, MI_poll_us, MI_gap_us,
     MI_reasm_us, MI_tick_us, MI_reasm_from_last, MI_dup_ack, MI_dev_interval_us, MI_ctrl_interval_us, MI_boost_us,
     MI_exp_cap, MI_mrp_tx, MI_standalone_us, MI_ctrl_compute_us, MI_dev_compute2_us, MI_dev_compute3_us,
-    MI_max_time_us, MI_hops, MI_sleepy, MI_ack_on_arrival, MI_poll_timeout_us, MI_age_priority, MI_COUNT
+    MI_max_time_us, MI_hops, MI_sleepy, MI_ack_on_arrival, MI_poll_timeout_us, MI_age_priority, MI_frame_rule,
+    MI_ack_never, MI_retry_spacing, MI_block_handoff, MI_COUNT
 };
+#define SIM_MAX_HOPS 255   /* the frame rule keeps one frame queue per node */
 enum { MF_margin, MF_base, MF_jitter, MF_p_good, MF_p_bad, MF_fraction_bad, MF_burst_us, MF_good_us, MF_COUNT };
 
 typedef struct {
@@ -44,6 +46,8 @@ typedef enum {
     SIM_ERR_MODEL_RANGE,       /* an integer model value out of its range */
     SIM_ERR_MODEL_NOT_FINITE,  /* a probability or duration that is NaN, infinite, negative or above 1 */
     SIM_ERR_RUN_RANGE,         /* a run index at or beyond 2^63 */
+    SIM_ERR_MODEL_CHOICE,      /* a channel rule, ACK-loss or indirect-retry choice outside its values */
+    SIM_ERR_PATH_LENGTH,       /* hops above SIM_MAX_HOPS */
     SIM_ERR_COUNT
 } sim_status;
 

@@ -28,3 +28,20 @@ def summarise(table: pd.DataFrame, resamples: int, confidence: float, seed: int)
             "failed_in": ",".join(str(m) for m in sorted(group.loc[~group["ok"], "failed_message"].unique())),
         })
     return pd.DataFrame(rows)
+
+
+def counts_and_medians(table: pd.DataFrame, keys: list[str] | tuple[str, ...] = KEY_COLUMNS) -> pd.DataFrame:
+    """Like ``summarise`` without the bootstrap: runs, failures, failure rate, median time over completed
+    handshakes, mean spurious retransmissions and the messages failures happened in, per ``keys``."""
+    grouped = table.groupby(list(keys), sort=True, observed=True)
+    out = grouped.agg(runs=("ok", "size"), completed=("ok", "sum"), mean_spurious=("spurious", "mean"))
+    out["failures"] = out["runs"] - out["completed"]
+    out["failure_rate"] = out["failures"] / out["runs"]
+    out["median_s"] = table[table["ok"]].groupby(list(keys), observed=True)["time_s"].median().reindex(out.index)
+    failed = table[~table["ok"]].groupby(list(keys), observed=True)["failed_message"]
+    out["failed_in"] = failed.apply(lambda s: ",".join(str(m) for m in sorted(s.unique()))).reindex(out.index)
+    out["failed_in"] = out["failed_in"].fillna("")
+    for message in range(4):  # failures by the message that exhausted MRP (0 Sigma1 ... 3 status report)
+        hit = table[~table["ok"] & (table["failed_message"] == message)].groupby(list(keys), observed=True).size()
+        out[f"failed_{message}"] = hit.reindex(out.index).fillna(0).astype(int)
+    return out.drop(columns="completed").reset_index()

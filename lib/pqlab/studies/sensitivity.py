@@ -1,0 +1,74 @@
+"""Stage ``sensitivity`` (PQ-CASE §VII): Fig. 4 a-c and Fig. 5 on the thread model, sizes from the CASE size model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+
+from pqlab import machine
+from pqlab.figures.sensitivity import fig4_sensitivity, fig5_segment_size
+from pqlab.params import StudyParams
+from pqlab.paths import ProjectPaths
+from pqlab.studies.outputs import OutputSet
+from pqlab.studies.result import StudyResult
+from pqlab.thread import analysis, sweeps
+from pqlab.thread.case_inputs import table1_inputs
+from pqlab.thread.grid import clean_parts, run_grid
+
+STAGE = "sensitivity"
+
+
+def parts_folder(paths: ProjectPaths) -> Path:
+    """The stage's resume cache while it runs (deleted once its outputs are written)."""
+    return paths.derived / ".sensitivity.parts"
+
+
+def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = None, scheduler: str | None = None,
+        progress: bool = True) -> StudyResult:
+    """Run every cell (resumable; process pool or Dask, as the transport grid), tabulate, plot, write."""
+    paths.check_writable(paths.derived, paths.case_figs, paths.plots)
+    sens, thread = settings.sensitivity, settings.thread
+    roles = {sens.role, *(sc.role for sc in sens.segments.scenarios)}
+    names = sorted({thread.figure_configs[role] for role in roles})
+    configs, compute = table1_inputs(names, paths.root / "params" / settings.inputs.cycles_file)
+    points, cells = sweeps.sweep_points(sens, thread, configs, compute, sens.runs)
+    table = run_grid(points, thread, parts_folder(paths), runs=sens.runs, workers=workers, scheduler=scheduler,
+                     progress=progress)
+    stats = sweeps.cell_stats(table, cells)
+    threshold = sens.success_threshold
+    ipv6 = sweeps.interference_table(stats, "ipv6", threshold)
+    pull = sweeps.interference_table(stats, "pull", threshold)
+    timers = sweeps.timer_table(stats, threshold)
+    segments = sweeps.segment_table(stats, sens.segments.reference_payload, threshold)
+    metrics = {"profile": settings.profile, **sweeps.metrics(sens, thread.ratio_hops, ipv6, pull, timers, segments)}
+    config = thread.figure_configs[sens.role]
+    fig4 = fig4_sensitivity(ipv6, pull, timers, config=config, hops=sens.interference.hops,
+                            scenario=sens.timers.scenario, runs=sens.runs, threshold=threshold)
+    fig5 = fig5_segment_size(segments, reference=sens.segments.reference_payload, runs=sens.runs)
+    metadata = machine.run_metadata(params=settings.model_dump(mode="json"))
+    heat = sweeps.heatmap_long(ipv6, pull)
+    timer_lines = timers.assign(series=[f"controller {i} ms / boost {b} ms" for i, b in zip(
+        timers["controller_interval_ms"], timers["device_boost_ms"], strict=True)])[["series", "hops", "ratio"]]
+    segment_lines = segments.rename(columns={"scenario_label": "series"})[["series", "segment_payload", "relative"]]
+    with OutputSet(paths, STAGE) as out:
+        out.parquet(paths.derived / "sensitivity_runs.parquet", table, metadata)
+        out.parquet(paths.derived / "sensitivity_cells.parquet", stats, metadata)
+        out.figure(fig4, paths.case_figs / "fig4_sensitivity")
+        out.figure(fig5, paths.case_figs / "fig5_segment_size")
+        out.table(ipv6, paths.case_figs / "fig4a_ipv6_block", markdown=ipv6.round(3))
+        out.table(pull, paths.case_figs / "fig4b_pull_block", markdown=pull.round(3))
+        out.table(timers, paths.case_figs / "fig4c_timers", markdown=timers.round(3))
+        out.table(segments, paths.case_figs / "fig5_segment_size", markdown=segments.round(3))
+        out.text(paths.plots / "fig4ab_heatmaps.csv", heat.to_csv(index=False))       # dvc plots
+        out.text(paths.plots / "fig4c_timers.csv", timer_lines.to_csv(index=False))
+        out.text(paths.plots / "fig5_segment_size.csv", segment_lines.to_csv(index=False))
+        out.metrics(paths.derived / "sensitivity_metrics.json", analysis.jsonable(metrics),
+                    label="IPv6/block max, 25 cells", key="ipv6_block.max", unit="x")
+    clean_parts(parts_folder(paths))
+    plt.close(fig4)
+    plt.close(fig5)
+    return StudyResult(STAGE, figures={"fig4_sensitivity": fig4, "fig5_segment_size": fig5},
+                       tables={"fig4a_ipv6_block": ipv6, "fig4b_pull_block": pull, "fig4c_timers": timers,
+                               "fig5_segment_size": segments},
+                       metrics=metrics, files=out.written, data={"cells": stats})
