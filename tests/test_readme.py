@@ -19,7 +19,8 @@ README = (REPO / "README.md").read_text()
 BLOCKS = re.findall(r"```(\w+)\n(.*?)```", README, flags=re.S)
 SKETCH = "<!-- an API sketch"  # a Python block right after this line shows an API and is not run
 NUMBERS = {word: n for n, word in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
-                                             "nine", "ten", "eleven", "twelve", "thirteen", "fourteen"])}
+                                             "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen",
+                                             "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
 
 
 def _expected(comment: str):
