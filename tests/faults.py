@@ -84,6 +84,8 @@ def command(stage: str, root: Path) -> list[str]:
         "image_tree": ["image-tree", *params, "--quiet"],
         "full_image": ["full-image", *params, "--quiet"],
         "recovery": ["recovery", *params, "--quiet"],
+        "sensitivity": ["sensitivity", *params, "--workers", "1", "--quiet"],
+        "assumptions": ["assumptions", *params, "--workers", "1", "--quiet"],
     }[stage]
 
 
@@ -127,7 +129,7 @@ def _context():
         # imported once in the fork server, so each faulted run starts in milliseconds, not seconds
         _CONTEXT.set_forkserver_preload(["pqlab.cli", "tests.faults", *(f"pqlab.studies.{stage}" for stage in (
             "costs", "attack_matrix", "case_sizes", "design_space", "transport", "report", "amortisation", "scaling",
-            "device_origin", "control_cycle", "image_tree", "full_image", "recovery"))])
+            "device_origin", "control_cycle", "image_tree", "full_image", "recovery", "sensitivity", "assumptions"))])
     return _CONTEXT
 
 

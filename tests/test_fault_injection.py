@@ -26,7 +26,7 @@ from tests import faults
 
 REPO = Path(__file__).resolve().parent.parent
 STAGES = ("case_sizes", "design_space", "report", "attack_matrix", "costs", "transport", "amortisation", "scaling",
-          "device_origin", "control_cycle", "image_tree", "full_image", "recovery")
+          "device_origin", "control_cycle", "image_tree", "full_image", "recovery", "sensitivity", "assumptions")
 BYTE_STABLE = {"case_sizes", "design_space"}           # same params, same bytes
 DETERMINISTIC = {"case_sizes", "design_space", "transport"}  # same values (transport: metadata has a time)
 

@@ -84,7 +84,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
         out.table(bound, paths.case_figs / "assumptions_slack_bound", markdown=bound.round(3))
         out.figure(figure, paths.case_figs / "fig_assumptions")
         out.metrics(paths.derived / "assumptions_metrics.json", analysis.jsonable(metrics),
-                    label="4-hop ratio ceiling (Eq. 2)", key="bound.estimated.4hop.ratio_ceiling", unit="x")
+                    label="4-hop ratio ceiling, Eq. 2", key="bound.estimated.4hop.ratio_ceiling", unit="x")
     clean_parts(parts_folder(paths))
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig_assumptions": figure},
