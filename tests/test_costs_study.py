@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from pqlab import crypto, io, params
+from pqlab.amort import native
 from pqlab.bench import costs
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
@@ -42,6 +43,21 @@ def test_sample_counts_follow_the_profile(result):
     assert counts["sign_SLH-DSA-SHA2-128f"] == cfg.trials * cfg.reps_slow
     assert counts["write_fsync"] == cfg.trials * cfg.reps_slow
     assert set(run.data['raw']["trial"]) == set(range(cfg.trials))
+
+
+def test_the_native_fast_path_primitives_are_timed_beside_table1(result):
+    settings, _, run = result
+    ok, why = native.status()
+    if not ok:
+        pytest.skip(why)
+    raw = run.data["raw"]
+    native_raw = raw[raw["backend"] == costs.NATIVE_BACKEND]
+    counts = native_raw.groupby("op_id").size()
+    cfg = settings.costs
+    assert dict(counts) == {op: cfg.trials * cfg.native_batches for op in costs.NATIVE_OPERATIONS}
+    assert not native_raw["in_table1"].any() and (native_raw["net_ns"] > 0).all()
+    assert set(run.metrics["native_per_report"]) == set(costs.NATIVE_OPERATIONS)
+    assert run.data["metadata"]["native_primitives"].startswith("timed in C")
 
 
 def test_costs_are_ordered_as_the_protocol_expects(result):

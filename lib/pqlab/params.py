@@ -55,6 +55,10 @@ class CostsParams(_Strict):
     warmup: int = Field(ge=0, le=1_000_000)
     bootstrap_resamples: int = Field(ge=100, le=1_000_000)
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    # the native fast path's own per-report primitives, timed in C: per trial, this many batch means of
+    # native_iterations calls each (0 batches: not measured)
+    native_batches: int = Field(default=50, ge=0, le=100_000)
+    native_iterations: int = Field(default=2000, ge=1, le=10_000_000)
 
 
 TABLE1_NAMES = ("B", "D1", "D2", "D3", "D4", "S1", "S2", "S3", "S4", "S5", "C1", "C2", "C3", "C4", "C5")
@@ -546,10 +550,14 @@ class AmortBaseline(_Strict):
 class AmortModelInputs(_Strict):
     """Which rows of the cost study (``data/derived/costs_stats.parquet``, column ``op_id``) feed Eq. 1.
 
-    The signature row is ``sign_<signer>`` on the backend the sweep signs with."""
+    ``mac`` and ``leaf`` are read when the sweep runs on the reference model, ``native_mac`` and ``native_leaf``
+    (the C path's own primitives, timed in C) when it runs on the native path: Eq. 1's per-report term is then
+    the work that path does. The signature row is ``sign_<signer>`` on the backend the sweep signs with."""
 
     mac: str = "hmac_sha256"
     leaf: str = "merkle_leaf_interior"
+    native_mac: str = "hmac_sha256_native"
+    native_leaf: str = "merkle_leaf_interior_native"
     fsync: str = "write_fsync"
 
 

@@ -15,12 +15,20 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from pqlab import crypto
+from pqlab.amort import native
 from pqlab.amort.merkle import leaf_hash, node_hash
 from pqlab.bench.harness import empty_call_overhead_ns, time_calls
 from pqlab.params import CostsParams, StudyParams
 from pqlab.stats import compare, quantile_cis
 
 PER_REPORT, PER_EPOCH, PER_CHECKPOINT = "per report", "per epoch", "per checkpoint"
+NATIVE_BACKEND = "amort_native"
+# op_id -> (label, the fields of amort_native.time_primitives summed into one sample)
+NATIVE_OPERATIONS = {
+    "hmac_sha256_native": ("HMAC-SHA-256, 83-octet record (C fast path, keyed context)", ("hmac_ns",)),
+    "merkle_leaf_interior_native": ("Merkle leaf (117-octet report) and interior hash (C fast path)",
+                                    ("leaf_ns", "node_ns")),
+}
 FREQUENCIES = (PER_REPORT, PER_EPOCH, PER_CHECKPOINT)
 
 Prepared = tuple[Callable[[], object], Callable[[], None]]
@@ -143,17 +151,43 @@ def backend_versions(operations: list[Operation]) -> dict[str, str]:
     return versions
 
 
+def native_samples(cfg: CostsParams, module: Any, trial: int) -> list[pd.DataFrame]:
+    """One trial of the native fast path's per-report primitives, timed in C by the module itself.
+
+    Each sample is the mean over ``native_iterations`` calls in a C loop (a single call is too short for
+    perf_counter_ns through the binding), so these rows carry batch means, not single-call times."""
+    batches = [module.time_primitives(cfg.native_iterations) for _ in range(cfg.native_batches)]
+    return [pd.DataFrame({
+        "op_id": op_id, "operation": label, "frequency": PER_REPORT, "algorithm": "HMAC-SHA-256"
+        if op_id.startswith("hmac") else "SHA-256", "backend": NATIVE_BACKEND, "in_table1": False,
+        "trial": trial, "rep": np.arange(len(batches)),
+        "ns": [sum(batch[f] for f in fields) for batch in batches], "overhead_ns": 0.0,
+    }) for op_id, (label, fields) in NATIVE_OPERATIONS.items()]
+
+
+def _native_note(cfg: CostsParams, measured: bool, status: str) -> str:
+    if measured:
+        return f"timed in C by {status}: batch means of {cfg.native_iterations} calls"
+    return "not measured: costs.native_batches is 0" if cfg.native_batches == 0 else f"not measured: {status}"
+
+
 def measure(settings: StudyParams, data_dir: Path, progress: bool = True) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Run every trial (fresh keys per trial, operations interleaved within a trial) and return raw samples."""
+    """Run every trial (fresh keys per trial, operations interleaved within a trial) and return raw samples.
+
+    When the native fast path is built, each trial also times its per-report primitives in C (rows
+    ``*_native``, not in Table I): Eq. 1 reads them when the amortisation sweep runs on that path."""
     cfg = settings.costs
     table1 = table1_operations(cfg)
     operations = table1 + comparison_operations(cfg, table1)
     in_table1 = {op.op_id + "@" + op.backend for op in table1}
+    native_ok, native_status = native.status()
+    module = native.load() if native_ok and cfg.native_batches else None
     rng = np.random.default_rng(settings.seed)
     frames = []
     overheads = []
     data_dir.mkdir(parents=True, exist_ok=True)
-    steps = tqdm(total=cfg.trials * len(operations), desc="cost characterisation", disable=not progress)
+    steps = tqdm(total=cfg.trials * (len(operations) + (module is not None)), desc="cost characterisation",
+                 disable=not progress)
     for trial in range(cfg.trials):
         overhead = empty_call_overhead_ns(reps=max(cfg.reps, 1000))
         overheads.append(overhead)
@@ -172,13 +206,21 @@ def measure(settings: StudyParams, data_dir: Path, progress: bool = True) -> tup
                 "trial": trial, "rep": np.arange(reps), "ns": samples, "overhead_ns": overhead,
             }))
             steps.update()
+        if module is not None:
+            steps.set_postfix_str(f"trial {trial + 1}: native fast-path primitives [C loop]")
+            frames.extend(native_samples(cfg, module, trial))
+            steps.update()
     steps.close()
     raw = pd.concat(frames, ignore_index=True)
     raw["net_ns"] = (raw["ns"] - raw["overhead_ns"]).clip(lower=0.0)
+    versions = backend_versions(operations)
+    if module is not None:
+        versions[NATIVE_BACKEND] = module.openssl_version()
     metadata = {
         "study": "amort_costs",
-        "backends": backend_versions(operations),
+        "backends": versions,
         "empty_call_overhead_ns_per_trial": overheads,
+        "native_primitives": _native_note(cfg, module is not None, native_status),
     }
     return raw, metadata
 
@@ -249,8 +291,11 @@ def metrics(stats: pd.DataFrame, comparison: pd.DataFrame, metadata: dict[str, A
     ratios = {f"{r.slower}/{r.faster}": {"ratio": round(r.ratio, 3), "cliffs_delta": round(r.cliffs_delta, 4),
                                           "p_value": float(f"{r.p_value:.3g}")}
               for r in comparison.itertuples()}
+    native_rows = stats[stats["backend"] == NATIVE_BACKEND]
     return {
         "table1": table,
+        "native_per_report": {row.op_id: {"median_us": round(row.median, 4), "p99_of_batch_means_us": round(row.p99, 4),
+                                          "n_batches": int(row.n)} for row in native_rows.itertuples()},
         "sign_by_backend": by_backend,
         "backend_comparison": ratios,
         "empty_call_overhead_ns": round(float(np.median(metadata["empty_call_overhead_ns_per_trial"])), 1),

@@ -67,12 +67,16 @@ def _median(stats: pd.DataFrame, op_id: str, backend: str | None, field: str,
     return float(row[statistic]), f"{op_id} [{row['backend']}]"
 
 
-def model_inputs(stats: pd.DataFrame, cfg: AmortisationParams, statistic: str = "median") -> dict[str, eq1.CostInputs]:
-    """Eq. 1's inputs per baseline, each read from the cost study's medians (never typed in). ``statistic="mean"``
-    reads the means instead (a diagnostic: the sweep's amortised cost is a total over reports, i.e. a mean)."""
+def model_inputs(stats: pd.DataFrame, cfg: AmortisationParams, controller_path: str,
+                 statistic: str = "median") -> dict[str, eq1.CostInputs]:
+    """Eq. 1's inputs per baseline, each read from the cost study's medians (never typed in): the per-report
+    primitives of the controller path the sweep runs on (``native``: timed in C; ``reference``: from Python).
+    ``statistic="mean"`` reads the means instead (a diagnostic: the sweep's amortised cost is a total over
+    reports, i.e. a mean)."""
     names = cfg.model_inputs
-    c_mac, mac_src = _median(stats, names.mac, None, "amortisation.model_inputs.mac", statistic)
-    c_leaf, leaf_src = _median(stats, names.leaf, None, "amortisation.model_inputs.leaf", statistic)
+    mac, leaf = ("native_mac", "native_leaf") if controller_path == "native" else ("mac", "leaf")
+    c_mac, mac_src = _median(stats, getattr(names, mac), None, f"amortisation.model_inputs.{mac}", statistic)
+    c_leaf, leaf_src = _median(stats, getattr(names, leaf), None, f"amortisation.model_inputs.{leaf}", statistic)
     out = {}
     for scheme, base in cfg.baselines.items():
         backend = crypto.resolve_backend(base.signer, cfg.backend)
@@ -294,7 +298,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         warnings.warn(warning.message, RuntimeWarning, stacklevel=2)
     controller = {"requested": settings.amort.controller_path, "used": resolved.path, "reason": resolved.reason}
     cost_stats, provenance = cost_medians(settings, paths, progress=progress)
-    inputs = model_inputs(cost_stats, cfg)
+    inputs = model_inputs(cost_stats, cfg, resolved.path)
     targets, skipped = storage_targets(cfg, paths)
 
     raw = sweep.sweep(resolved.path, _baselines(cfg, targets[cfg.log_storage]), list(cfg.intervals), cfg.trials,
@@ -323,7 +327,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     curve = curve_csv(compared)
     load = {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in load_end]}
     headline = metrics(settings, inputs, compared, per_trial, omission, equivocation, sensitivity, provenance,
-                       controller, model_inputs(cost_stats, cfg, "mean"), raw) | {"load_average": load,
+                       controller, model_inputs(cost_stats, cfg, resolved.path, "mean"), raw) | {"load_average": load,
                                                                              "storage_skipped": skipped}
     backends = {b: crypto.backend_status(b).version or "unknown"
                 for b in sorted(set(raw["backend"]) | set(sensitivity["backend"]))}
