@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pqlab.errors import SimulationError
 from pqlab.framing import frame_psdus
 from pqlab.params import FramingParams, ThreadParams, ThreadSwitches
-from pqlab.thread import core
+from pqlab.thread import core, reference
 from pqlab.thread.model import Scenario, ScenarioError, build_plan
 
 PARAMS = ThreadParams()
@@ -100,6 +100,11 @@ def test_run_indices_beyond_2_63_are_refused_not_wrapped():
         core.run(BASE, 2**63 - 1, 2)
     assert caught.value.code == "SIM_ERR_RUN_RANGE"
     assert core.run(BASE, 2**63 - 2, 1).shape == (1, 8)
+    for beyond in (2**63, 2**64, 2**64 + 1, 2**70):  # never wrapped to a small index, in the core or its twin
+        for simulate in (lambda run: core.run(BASE, run, 1), lambda run: reference.simulate(BASE, run)):
+            with pytest.raises(SimulationError) as caught:
+                simulate(beyond)
+            assert caught.value.code == "SIM_ERR_RUN_RANGE"
 
 
 def test_error_names_come_from_the_c_header():

@@ -75,15 +75,22 @@ static int fill_plan(SimPlan *p, PyObject *ints, PyObject *floats, PyObject *uni
 }
 
 static PyObject *run_batch(PyObject *self, PyObject *args) {
-    PyObject *ints, *floats, *unit_len, *psdu, *mode, *first, *nunits, *bitmap, *request, *rejected;
+    PyObject *ints, *floats, *unit_len, *psdu, *mode, *first, *nunits, *bitmap, *request, *rejected, *run0_obj;
     int ack_unit;
     unsigned long long seed, run0;
     Py_ssize_t count;
     int want_trace = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOiKKn|p", &ints, &floats, &unit_len, &psdu, &mode, &first, &nunits, &bitmap,
-                          &request, &rejected, &ack_unit, &seed, &run0, &count, &want_trace))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOiKOn|p", &ints, &floats, &unit_len, &psdu, &mode, &first, &nunits, &bitmap,
+                          &request, &rejected, &ack_unit, &seed, &run0_obj, &count, &want_trace))
         return NULL;
+    /* "K" would wrap 2^64 to run 0 silently; an out-of-range index (negative or >= 2^64) is a range error */
+    run0 = PyLong_AsUnsignedLongLong(run0_obj);
+    if (run0 == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return NULL;
+        PyErr_Clear();
+        return raise_status(SIM_ERR_RUN_RANGE);
+    }
     if (want_trace && count != 1) { PyErr_SetString(PyExc_ValueError, "a trace needs count == 1"); return NULL; }
     if (count < 0) { PyErr_SetString(PyExc_ValueError, "count must be >= 0"); return NULL; }
     if (run0 >= (1ULL << 63) || (unsigned long long)count > (1ULL << 63) - run0) return raise_status(SIM_ERR_RUN_RANGE);
