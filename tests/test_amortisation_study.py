@@ -125,12 +125,13 @@ def test_eq1_reads_the_cost_study_medians(project):
     settings, paths, result = project
     stats = pd.read_parquet(paths.derived / "costs_stats.parquet")
     table1 = stats[stats["in_table1"]].set_index("op_id")["median"]
-    native_rows = stats[stats["backend"] == "amort_native"].set_index("op_id")["median"]
     inputs = result.data["model_inputs"]
     # the per-report term is the work of the path the sweep ran on: C-timed primitives for the native path
-    per_report = native_rows if result.metrics["controller_path"]["used"] == "native" else table1
-    mac, leaf = ("hmac_sha256_native", "merkle_leaf_interior_native") if per_report is native_rows else (
-        "hmac_sha256", "merkle_leaf_interior")
+    if result.metrics["controller_path"]["used"] == "native":
+        per_report = stats[stats["backend"] == "amort_native"].set_index("op_id")["median"]
+        mac, leaf = "hmac_sha256_native", "merkle_leaf_interior_native"
+    else:
+        per_report, mac, leaf = table1, "hmac_sha256", "merkle_leaf_interior"
     for scheme, base in settings.amortisation.baselines.items():
         assert inputs[scheme].c_mac == per_report[mac] and inputs[scheme].c_leaf == per_report[leaf]
         assert inputs[scheme].c_sign == table1[f"sign_{base.signer}"]

@@ -23,10 +23,11 @@ from pqlab.stats import compare, quantile_cis
 
 PER_REPORT, PER_EPOCH, PER_CHECKPOINT = "per report", "per epoch", "per checkpoint"
 NATIVE_BACKEND = "amort_native"
-# op_id -> (label, the fields of amort_native.time_primitives summed into one sample)
+# op_id -> (label, algorithm, the fields of amort_native.time_primitives summed into one sample)
 NATIVE_OPERATIONS = {
-    "hmac_sha256_native": ("HMAC-SHA-256, 83-octet record (C fast path, keyed context)", ("hmac_ns",)),
-    "merkle_leaf_interior_native": ("Merkle leaf (117-octet report) and interior hash (C fast path)",
+    "hmac_sha256_native": ("HMAC-SHA-256, 83-octet record (C fast path, keyed context)", "HMAC-SHA-256",
+                           ("hmac_ns",)),
+    "merkle_leaf_interior_native": ("Merkle leaf (117-octet report) and interior hash (C fast path)", "SHA-256",
                                     ("leaf_ns", "node_ns")),
 }
 FREQUENCIES = (PER_REPORT, PER_EPOCH, PER_CHECKPOINT)
@@ -158,11 +159,10 @@ def native_samples(cfg: CostsParams, module: Any, trial: int) -> list[pd.DataFra
     perf_counter_ns through the binding), so these rows carry batch means, not single-call times."""
     batches = [module.time_primitives(cfg.native_iterations) for _ in range(cfg.native_batches)]
     return [pd.DataFrame({
-        "op_id": op_id, "operation": label, "frequency": PER_REPORT, "algorithm": "HMAC-SHA-256"
-        if op_id.startswith("hmac") else "SHA-256", "backend": NATIVE_BACKEND, "in_table1": False,
-        "trial": trial, "rep": np.arange(len(batches)),
+        "op_id": op_id, "operation": label, "frequency": PER_REPORT, "algorithm": algorithm,
+        "backend": NATIVE_BACKEND, "in_table1": False, "trial": trial, "rep": np.arange(len(batches)),
         "ns": [sum(batch[f] for f in fields) for batch in batches], "overhead_ns": 0.0,
-    }) for op_id, (label, fields) in NATIVE_OPERATIONS.items()]
+    }) for op_id, (label, algorithm, fields) in NATIVE_OPERATIONS.items()]
 
 
 def _native_note(cfg: CostsParams, measured: bool, status: str) -> str:

@@ -138,6 +138,8 @@ class Handshake:
     """One CASE handshake; ``run()`` returns its Result."""
 
     def __init__(self, plan: Plan, run: int) -> None:
+        if not 0 <= run < 1 << 63:  # as sim_run in the C core: an index is never wrapped
+            raise SimulationError("SIM_ERR_RUN_RANGE", "a run index is at or beyond 2^63")
         self.plan = plan
         self.m = plan.ints
         self.f = plan.floats
@@ -703,20 +705,13 @@ class Handshake:
         return self.result
 
 
-def _check_run(run: int) -> None:
-    if not 0 <= run < 1 << 63:  # as sim_run in the C core: an index is never wrapped
-        raise SimulationError("SIM_ERR_RUN_RANGE", "a run index is at or beyond 2^63")
-
-
 def simulate(plan: Plan, run: int) -> Result:
     """Run one handshake of ``plan`` with run index ``run``."""
-    _check_run(run)
     return Handshake(plan, run).run()
 
 
 def simulate_traced(plan: Plan, run: int) -> tuple[Result, list[tuple[int, int, int, int]]]:
     """Like simulate, with the event trace: every frame exchange and every handled event, in order."""
-    _check_run(run)
     handshake = Handshake(plan, run)
     result = handshake.run()
     return result, handshake.trace
