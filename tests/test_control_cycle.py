@@ -124,7 +124,14 @@ def test_unknown_background_signer_fails_before_any_run():
     assert caught.value.field == "control_cycle.configurations.bg.background_signer"
 
 
+def _steal_column(cpu: int) -> int:
+    """The eighth value of the ``cpuN`` line of /proc/stat (steal), read independently of the code under test."""
+    line = next(x for x in open("/proc/stat").read().splitlines() if x.split()[0] == f"cpu{cpu}")
+    return int(line.split()[8])
+
+
 def test_steal_time_is_read_for_an_existing_cpu_only():
+    before = _steal_column(CPU)
     ticks = control_cycle.steal_ticks(CPU)
-    assert ticks is None or ticks >= 0
+    assert isinstance(ticks, int) and before <= ticks <= _steal_column(CPU)  # a counter: read between two reads
     assert control_cycle.steal_ticks(4095) is None

@@ -47,7 +47,8 @@ def test_metrics_count_misses_and_tails_per_configuration(result):
     assert metrics["cycles_total"] == 7 * settings.control_cycle.cycles
     for name, entry in metrics["configurations"].items():
         assert entry["p50_us"] <= entry["p99_us"] <= entry["p999_us"] <= entry["max_us"], name
-        assert entry["deadline_misses"] >= 0
+        responses = samples.loc[samples["configuration"] == name, "response_ns"]
+        assert entry["deadline_misses"] == int((responses > deadline).sum()), name
     assert metrics["max_response_us"] == max(e["max_us"] for e in metrics["configurations"].values())
     assert "not a PLC" in metrics["host"]
     assert set(metrics["per_scan_cost_us"]) == {"scan", "one_tag", "two_tags_chain"}
