@@ -121,6 +121,7 @@ def project(tmp_path_factory, repo_root):
     return settings, paths, amortisation.run(settings, paths, progress=False)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_eq1_reads_the_cost_study_medians(project):
     settings, paths, result = project
     stats = pd.read_parquet(paths.derived / "costs_stats.parquet")
@@ -139,6 +140,7 @@ def test_eq1_reads_the_cost_study_medians(project):
     assert result.metrics["inputs"]["source"] == "data/derived/costs_stats.parquet"
 
 
+@pytest.mark.slow  # runs the whole study
 def test_stage_outputs_and_metadata(project):
     settings, paths, _ = project
     for relative in ("data/raw/amortisation_sweep.parquet", "data/raw/amortisation_omission.parquet",
@@ -158,6 +160,7 @@ def test_stage_outputs_and_metadata(project):
     assert set(raw["k"]) == set(settings.amortisation.intervals)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_table2_has_one_row_per_baseline_with_both_endpoints(project):
     settings, _, result = project
     table = result.tables["table2_amortised"]
@@ -169,6 +172,7 @@ def test_table2_has_one_row_per_baseline_with_both_endpoints(project):
     assert (table["Reduction Eq. 1"] > 1).all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_metrics_hold_every_report_row(project, repo_root):
     _, paths, result = project
     metrics = read_json(paths.derived / "amortisation_metrics.json")
@@ -192,6 +196,7 @@ def test_metrics_hold_every_report_row(project, repo_root):
         assert isinstance(node, (int, float)), key
 
 
+@pytest.mark.slow  # runs the whole study
 def test_sensitivity_covers_every_backend_and_storage_target(project):
     from pqlab import crypto
 
@@ -204,6 +209,7 @@ def test_sensitivity_covers_every_backend_and_storage_target(project):
     assert set(result.data["sensitivity_points"]["combo"]) == set(sensitivity["combo"])
 
 
+@pytest.mark.slow  # runs the whole study
 def test_the_dvc_plot_columns_exist_in_the_curve(project, repo_root):
     _, paths, _ = project
     curve = pd.read_csv(paths.derived / "amortisation_curve.csv")
@@ -213,6 +219,7 @@ def test_the_dvc_plot_columns_exist_in_the_curve(project, repo_root):
     assert set(spec["y"]["data/derived/amortisation_curve.csv"]) <= set(curve.columns)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_without_the_cost_stage_the_inputs_are_measured_and_say_so(tmp_path, repo_root):
     shutil.copytree(repo_root / "params", tmp_path / "params")
     settings = params.load(tmp_path / "params" / "params.yaml", "smoke")

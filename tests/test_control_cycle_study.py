@@ -12,6 +12,9 @@ from pqlab.paths import ProjectPaths
 from pqlab.report import collect, load_reference
 from pqlab.studies import control_cycle as study
 
+# the whole control-cycle study (smoke), pinned to the real-time core: one at a time with the others that pin it
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("rt_core")]
+
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):

@@ -42,6 +42,7 @@ def test_full_image_without_a_generated_tree_says_how_to_make_one(project):
         full_image.run(_settings(project), ProjectPaths(project), progress=False)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_image_tree_stage_writes_the_tree_and_its_manifest(project):
     settings = params.load(project / "params" / "params.yaml", "quick")
     paths = ProjectPaths(project)
@@ -59,6 +60,7 @@ def test_image_tree_stage_writes_the_tree_and_its_manifest(project):
     assert not any(p.name.startswith(".") for p in paths.raw.iterdir())
 
 
+@pytest.mark.slow  # runs the whole study
 def test_full_image_measures_the_generated_tree_warm_and_cold(project):
     paths = ProjectPaths(project)
     paths.derived.mkdir(parents=True, exist_ok=True)
@@ -88,6 +90,7 @@ def test_full_image_measures_the_generated_tree_warm_and_cold(project):
     assert ratio_rows["why"].str.contains("library differs: paper liboqs, here openssl").all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_a_named_directory_is_measured_instead(project, tmp_path):
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "a.bin").write_bytes(b"a" * 5000)

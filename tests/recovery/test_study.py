@@ -34,6 +34,7 @@ def result(project):
     return settings, recovery.run(settings, ProjectPaths(project), progress=False)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_every_output_is_written(result, project):
     _, run = result
     names = {p.relative_to(project).as_posix() for p in run.files}
@@ -44,6 +45,7 @@ def test_every_output_is_written(result, project):
     assert len(trials) == 6 and trials["killed_by_sigkill"].all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_table4_counts_come_from_the_trials(result):
     settings, run = result
     table = run.tables["table4_recovery"].set_index(["scenario", "arm"])
@@ -55,6 +57,7 @@ def test_table4_counts_come_from_the_trials(result):
     assert (table["killed by SIGKILL"] == f"{n}/{n}").all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_metrics_cover_every_report_row_and_name_the_software_tpm(result, project):
     assert result[1].metrics["window"] == 64
     m = read_json(project / "data/derived/recovery_metrics.json")
@@ -68,6 +71,7 @@ def test_metrics_cover_every_report_row_and_name_the_software_tpm(result, projec
     assert len(mine) >= 20 and mine["here"].notna().all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_the_cli_runs_the_stage_and_reports_a_missing_tpm_in_one_line(project, capsys):
     require_tpm()
     assert cli.main(["recovery", "--params", str(project / "params" / "params.yaml"), "--profile", "smoke",
