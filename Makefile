@@ -43,7 +43,7 @@ PYTEST_PARALLEL := -n auto --dist loadgroup
 
 check: setup
 	$(BIN)/ruff check lib tests benchmarks
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -q -m "not slow" --durations=5
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow" --durations=5
 
 test: setup
 	$(BIN)/ruff check lib tests benchmarks

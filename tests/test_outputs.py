@@ -45,6 +45,10 @@ def _in_child(action) -> int:
     if pid == 0:  # pragma: no cover - the child
         code = 1
         try:
+            # Ctrl-C as a fresh pqlab process has it, whatever the test process (an xdist worker that ran other
+            # tests) had: Python's handler, SIGINT not blocked
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             code = action() or 0
         except BaseException:
             code = 3
