@@ -25,8 +25,9 @@ def test_every_stage_writes_into_a_new_empty_out_dir(smoke, stage):
     run = smoke.run(stage).ok()
     assert {p.name for p in run.root.iterdir()} <= {"data", "paper_figs"}, "inputs must not be looked up or copied"
     assert any(name.startswith("data/") for name in run.files)
-    written = run.written
-    assert written and all(p.is_relative_to(run.root) and p.is_file() for p in written), run.stdout
-    published = {p.relative_to(run.root).as_posix() for p in written}
-    assert published <= run.files
+    written = run.written  # files, and for image-tree the generated tree (a folder)
+    assert written and all(p.is_relative_to(run.root) and p.exists() for p in written), run.stdout
+    published = {q.relative_to(run.root).as_posix() for p in written for q in ([p] if p.is_file() else p.rglob("*"))
+                 if q.is_file()}
+    assert published and published <= run.files
     assert _project_inputs() == before  # the project's inputs are read, never written
