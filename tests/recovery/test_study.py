@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shutil
 
 import pandas as pd
 import pytest
@@ -72,8 +73,11 @@ def test_metrics_cover_every_report_row_and_name_the_software_tpm(result, projec
 
 
 @pytest.mark.slow  # runs the whole study
-def test_the_cli_runs_the_stage_and_reports_a_missing_tpm_in_one_line(project, capsys):
+def test_the_cli_runs_the_stage_and_reports_a_missing_tpm_in_one_line(tmp_path, capsys):
+    """In a project of its own: the module's study outputs stay those of the `result` fixture."""
     require_tpm()
+    project = tmp_path
+    shutil.copytree(REPO / "params", project / "params")
     assert cli.main(["recovery", "--params", str(project / "params" / "params.yaml"), "--profile", "smoke",
                      "--quiet"]) == 0
     assert "table4" not in capsys.readouterr().err
