@@ -29,8 +29,12 @@ CRYPTO_KEMS = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024")
 CRYPTO_SIGNATURES = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "SLH-DSA-SHA2-128f", "SLH-DSA-SHA2-128s",
                      "SLH-DSA-SHAKE-128f", "SLH-DSA-SHAKE-128s", "Falcon-512", "MAYO-2", "SNOVA-24-5-4", "UOV-Is-pkc")
 CASE_SIGNATURES = ("ECDSA-P256", "ML-DSA-44", "ML-DSA-65", "Falcon-512", "SLH-DSA-SHA2-128s", "SLH-DSA-SHA2-128f",
-                   "MAYO-2", "SNOVA-24-5-4", "UOV-Is-pkc")
-CASE_KEMS = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024")
+                   "MAYO-2", "SNOVA-24-5-4", "UOV-Is-pkc",
+                   # newer (pqlab.case.algorithms): the what-if tools and the extended design space
+                   "ML-DSA-87", "FN-DSA-512", "FN-DSA-1024", "MAYO-1", "MAYO-3", "MAYO-5", "UOV-Ip", "UOV-Ip-pkc",
+                   "SNOVA-25-8-3", "SNOVA-37-17-2", "SQIsign-I", "SQIsign-III", "SQIsign-V", "HAWK-512", "HAWK-1024",
+                   "CROSS-RSDP-128-small", "CROSS-RSDPG-128-small", "CROSS-RSDPG-128-balanced", "CROSS-RSDPG-128-fast")
+CASE_KEMS = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "HQC-1", "HQC-3", "HQC-5")
 CASE_AUTH_MODES = ("sig", "kem", "kem-pdk")
 CASE_CACHE_MODES = ("none", "responder", "both")
 THREAD_TRANSPORTS = ("ipv6", "pull", "block")
