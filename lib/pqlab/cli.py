@@ -53,7 +53,7 @@ def _params(args: argparse.Namespace) -> int:
     from pqlab import params
 
     settings = params.load(args.params, args.profile)
-    print(json.dumps(settings.model_dump(mode="json"), indent=2))
+    print(json.dumps(params.dump_all(settings), indent=2))
     return 0
 
 

@@ -123,6 +123,17 @@ class DesignSpaceParams(_Strict):
     configurations: tuple[str, ...] = Field(default=TABLE1_NAMES, min_length=1)
 
 
+class ExtendedDesignSpaceParams(_Strict):
+    """Beyond the paper: ``design_space``'s members with these newer algorithms added to each dimension (HQC, NIST's
+    2025 KEM; round-2 additional signatures). The paper's 3,780 points stay a subset, unchanged."""
+
+    add_key_exchanges: tuple[str, ...] = ("HQC-1",)
+    add_noc: tuple[str, ...] = ("MAYO-1", "SNOVA-25-8-3", "HAWK-512", "SQIsign-I", "CROSS-RSDPG-128-small")
+    add_icac: tuple[str, ...] = ("MAYO-1", "SNOVA-25-8-3", "HAWK-512", "SQIsign-I", "CROSS-RSDPG-128-small")
+    add_rcac: tuple[str, ...] = ("MAYO-1", "SNOVA-25-8-3", "HAWK-512", "SQIsign-I", "CROSS-RSDPG-128-small",
+                                 "UOV-Ip-pkc")
+
+
 class LossScenario(_Strict):
     """Time-based Gilbert–Elliott channel (PQ-CASE §IV-C): per-frame loss p_good / p_bad by state."""
 
@@ -640,6 +651,9 @@ class StudyParams(_Strict):
     attack_matrix: AttackMatrixParams = Field(default_factory=AttackMatrixParams)
     case_sizes: CaseSizesParams = Field(default_factory=CaseSizesParams)
     design_space: DesignSpaceParams = Field(default_factory=DesignSpaceParams)
+    # Kept out of model_dump(): every stage records model_dump() as its provenance, and a section added beside
+    # the paper's must not change the paper stages' bytes; the extended stage records this section itself.
+    extended_design_space: ExtendedDesignSpaceParams = Field(default_factory=ExtendedDesignSpaceParams, exclude=True)
     thread: ThreadParams = Field(default_factory=ThreadParams)
     recovery: RecoveryParams = Field(default_factory=RecoveryParams)
     control_cycle: ControlCycleParams = Field(default_factory=ControlCycleParams)
@@ -820,6 +834,10 @@ _NAME_CHECKS = {
     ("design_space", "modes"): _mode_problem,
     ("design_space", "static_kem"): _one_of(CASE_KEMS, "a CASE KEM"),
     ("design_space", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
+    ("extended_design_space", "add_key_exchanges"): _key_exchange_problem,
+    ("extended_design_space", "add_noc"): _one_of(CASE_SIGNATURES, "a CASE signature algorithm"),
+    ("extended_design_space", "add_icac"): _one_of(CASE_SIGNATURES, "a CASE signature algorithm"),
+    ("extended_design_space", "add_rcac"): _one_of(CASE_SIGNATURES, "a CASE signature algorithm"),
     ("thread", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
 }
 
@@ -902,6 +920,15 @@ def resolve(data: dict[str, Any], profile: str | None = None, *, source: str = "
 def load(path: str | Path, profile: str | None = None) -> StudyParams:
     """Load and validate a params file; ``profile`` overrides the file's own ``profile`` key."""
     return resolve(load_raw(path), profile, source=str(path))
+
+
+def dump_all(settings: StudyParams) -> dict[str, Any]:
+    """Every resolved field, the sections kept out of ``model_dump`` (provenance) included (``pqlab params``)."""
+    dumped = settings.model_dump(mode="json")
+    for name, info in StudyParams.model_fields.items():
+        if info.exclude:
+            dumped[name] = getattr(settings, name).model_dump(mode="json")
+    return dumped
 
 
 def find_params(start: str | Path | None = None) -> Path:
