@@ -428,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
     origin.add_argument("--quiet", action="store_true", help="no progress bar")
     origin.set_defaults(func=_device_origin)
 
-    from pqlab.whatif.cli import add_parser as add_whatif  # argparse only: the work is imported when it runs
+    from pqlab.cli_whatif import add_parser as add_whatif  # argparse only: the work is imported when it runs
 
     add_whatif(sub)
     return parser
