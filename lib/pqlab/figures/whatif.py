@@ -82,6 +82,23 @@ def whatif_amort_tradeoff(answers: Sequence[AmortAnswer]) -> plt.Figure:
     return fig
 
 
+def explorer_choices(scenarios: Sequence[str]) -> dict[str, tuple]:
+    """The options of the explorer's drop-downs: key exchanges, every CASE signature, modes, the Thread scenarios,
+    transports, and the checkpoint signers some backend here offers."""
+    from pqlab import crypto
+    from pqlab.case import algorithms
+    from pqlab.params import CASE_AUTH_MODES, CASE_CACHE_MODES, CRYPTO_SIGNATURES
+
+    signatures = tuple(algorithms.SIGNATURES)
+    return {
+        "key_exchange": ("P-256", "P-256+ML-KEM-768", *algorithms.KEMS),
+        "signature": signatures, "icac": ("none", *signatures),
+        "mode": tuple(f"{a}/{c}" for a in CASE_AUTH_MODES for c in CASE_CACHE_MODES),
+        "interference": tuple(scenarios), "transport": ("best", "ipv6", "pull", "block"),
+        "signer": tuple(s for s in CRYPTO_SIGNATURES if crypto.backends_offering(s)),
+    }
+
+
 def deployment_explorer(case_answer: Callable[..., CaseAnswer], amort_answer: Callable[..., AmortAnswer],
                         case_defaults: dict[str, Any], amort_defaults: dict[str, Any],
                         choices: dict[str, Sequence[Any]]) -> Any | None:

@@ -30,7 +30,7 @@ from pqlab.case import algorithms as case_algorithms
 from pqlab.errors import ParamsError, PqlabError
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.whatif.deployment import NO_LOG, AmortDeployment
+from pqlab.whatif.deployment import AMORT_FIELDS, NO_LOG, AmortDeployment, amort_deployments, field_values
 
 COSTS_STATS = "costs_stats.parquet"
 PROBE_REPS, PROBE_SLOW_REPS, PROBE_RESAMPLES = 200, 20, 1000
@@ -102,11 +102,22 @@ def _row(stats: pd.DataFrame, op_id: str, backend: str | None) -> pd.Series | No
     return None if rows.empty else rows.iloc[0]
 
 
+_PROBED: dict[tuple, pd.DataFrame] = {}  # one probe per (operations, signer, backend, folder) and process
+
+
 def probe(settings: StudyParams, op_ids: set[str], signer: str, backend: str, folder: Path) -> pd.DataFrame:
     """A short run of the cost study's own operations ``op_ids`` (fsync in ``folder``): their statistics.
 
     The cost study's full measurement (``costs`` stage) takes minutes; this times only what is missing, with
-    fewer repetitions (``PROBE_REPS``; ``PROBE_SLOW_REPS`` for SLH-DSA signing and fsync) in one trial."""
+    fewer repetitions (``PROBE_REPS``; ``PROBE_SLOW_REPS`` for SLH-DSA signing and fsync) in one trial. A
+    process probes the same operations once (the notebook's controls re-ask the same fleet with other rates)."""
+    key = (frozenset(op_ids), signer, backend, str(folder), settings.seed)
+    if key not in _PROBED:
+        _PROBED[key] = _probe(settings, op_ids, signer, backend, folder)
+    return _PROBED[key]
+
+
+def _probe(settings: StudyParams, op_ids: set[str], signer: str, backend: str, folder: Path) -> pd.DataFrame:
     cfg = settings.costs.model_copy(update={
         "signers": (signer,), "backend": backend, "trials": 1, "reps": PROBE_REPS, "reps_slow": PROBE_SLOW_REPS,
         "warmup": 5, "bootstrap_resamples": PROBE_RESAMPLES, "native_batches": 20, "native_iterations": 500})
@@ -232,6 +243,13 @@ def evaluate(deployment: AmortDeployment, settings: StudyParams, paths: ProjectP
                        str(storage) if storage is not None else NO_LOG, point, eq1.cost(inputs["lo"], point.k),
                        eq1.cost(inputs["hi"], point.k), signature, spans, checkpoint_size(spans, signature),
                        int(within), time.perf_counter() - start)
+
+
+def answer(settings: StudyParams, paths: ProjectPaths, **values: Any) -> AmortAnswer:
+    """One fleet from flat values — the CLI's option names (``rate_hz``, ``identities``, ``window_s`` ...) —
+    validated and answered (the notebook's call)."""
+    fleet = amort_deployments(flags=field_values(values, AMORT_FIELDS), root=paths.root)[0]
+    return evaluate(fleet, settings, paths)
 
 
 def table(answers: list[AmortAnswer]) -> pd.DataFrame:

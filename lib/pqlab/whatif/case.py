@@ -28,7 +28,7 @@ from pqlab.params import StudyParams, ThreadParams
 from pqlab.stats import median_ci
 from pqlab.thread import core
 from pqlab.thread.model import MESSAGES, Scenario, build_plan
-from pqlab.whatif.deployment import CaseDeployment
+from pqlab.whatif.deployment import CASE_FIELDS, CaseDeployment, case_deployments, field_values
 
 DATAGRAM = "datagram"  # every message fits: one datagram each, whatever transport is configured
 CUSTOM_CHANNEL = "custom"  # the loss-scenario name of Gilbert–Elliott parameters given with the deployment
@@ -241,6 +241,14 @@ def evaluate(deployment: CaseDeployment, context: CaseContext) -> CaseAnswer:
 
 def evaluate_all(deployments: Sequence[CaseDeployment], context: CaseContext) -> list[CaseAnswer]:
     return [evaluate(d, context) for d in deployments]
+
+
+def answer(context: CaseContext, **values: Any) -> CaseAnswer:
+    """One deployment from flat values — the CLI's option names (``hops=4``, ``clock_mhz=128.0``), ``mode`` as
+    ``"kem-pdk/both"``, ``icac="none"`` for no intermediate CA — validated and answered (the notebook's call)."""
+    flags = field_values(values, CASE_FIELDS)
+    deployment = case_deployments(flags=flags, scenarios=context.scenarios, implementations=context.implementations)
+    return evaluate(deployment[0], context)
 
 
 def _ms(value: float | None) -> str:
