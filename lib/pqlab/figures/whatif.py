@@ -140,11 +140,13 @@ def deployment_explorer(case_answer: Callable[..., CaseAnswer], amort_answer: Ca
         "signer": dropdown("signer", a["signer"], "signer"),
     }
     case_out, amort_out = widgets.Output(), widgets.Output()
+    case_out.add_class("pqlab-whatif-case")  # how a browser test (tests/test_browser.py) finds what is shown
+    amort_out.add_class("pqlab-whatif-amort")
 
-    def show(out: Any, frame: Any, figure: plt.Figure, name: str) -> None:
+    def show(out: Any, frame: Any, figure: plt.Figure) -> None:
         out.clear_output(wait=True)
         with out:
-            display(HTML(f'<div class="pqlab-whatif-{name}">{frame.to_html()}</div>'))
+            display(HTML(frame.to_html()))
             display(figure)
         plt.close(figure)
 
@@ -157,7 +159,7 @@ def deployment_explorer(case_answer: Callable[..., CaseAnswer], amort_answer: Ca
             with case_out:
                 display(HTML(f"<b>{type(exc).__name__}</b>: {exc}"))
             return
-        show(case_out, case.table([answer]), whatif_case_comparison([answer]), "case")
+        show(case_out, case.table([answer]), whatif_case_comparison([answer]))
 
     def update_amort(*_: object) -> None:
         try:
@@ -167,7 +169,7 @@ def deployment_explorer(case_answer: Callable[..., CaseAnswer], amort_answer: Ca
             with amort_out:
                 display(HTML(f"<b>{type(exc).__name__}</b>: {exc}"))
             return
-        show(amort_out, amort.table([answer]), whatif_amort_tradeoff([answer]), "amort")
+        show(amort_out, amort.table([answer]), whatif_amort_tradeoff([answer]))
 
     for control in controls.values():
         control.observe(update_case, names="value")
