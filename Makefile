@@ -53,6 +53,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_scaling.py
 	$(BIN)/python benchmarks/bench_amort_fastpath.py
 	$(BIN)/python benchmarks/bench_paper_run.py
+	$(BIN)/python benchmarks/bench_whatif.py
 
 # The AMORT-V1 C fast path under AddressSanitizer + UndefinedBehaviorSanitizer: an instrumented build of the
 # extension (build/sanitize/), loaded into the venv's Python with the sanitizer runtimes preloaded, runs the

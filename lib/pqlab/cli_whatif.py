@@ -134,7 +134,7 @@ def _case(args: argparse.Namespace) -> int:
 
     settings, params_path, _paths = _settings(args)
     context = case.CaseContext.load(settings, params_path.parent)
-    values = _given(args, deployment.CASE_FIELDS)
+    values = _given(args, set(deployment.CASE_FIELDS) - {"preset"})  # --preset may be repeated: passed apart
     if "cycles" in values:
         values["cycles"] = deployment.parse_cycles(values["cycles"])
     if "gilbert_elliott" in values:

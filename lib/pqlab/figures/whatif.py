@@ -44,7 +44,7 @@ def whatif_case_comparison(answers: Sequence[CaseAnswer]) -> plt.Figure:
     sizes.invert_yaxis()
     sizes.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.32), frameon=False)
     data = [a.best.times_s if a.best.times_s.size else np.array([np.nan]) for a in answers]
-    times.boxplot(data, vert=False, positions=y, widths=0.5, showfliers=False, manage_ticks=False)
+    times.boxplot(data, orientation="horizontal", positions=y, widths=0.5, showfliers=False, manage_ticks=False)
     for row, answer in zip(y, answers, strict=True):
         run = answer.best
         bound = " (lower bound)" if answer.device.unmeasured else ""

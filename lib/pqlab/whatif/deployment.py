@@ -46,7 +46,8 @@ AMORT_FLAGS: dict[tuple[str, ...], str] = {
 
 # flat names (the CLI's options and the notebook's parameters) -> field paths
 CASE_FIELDS: dict[str, tuple[str, ...]] = {
-    "name": ("name",), "key_exchange": ("key_exchange",), "noc": ("noc",), "icac": ("icac",), "rcac": ("rcac",),
+    "name": ("name",), "preset": ("preset",), "key_exchange": ("key_exchange",), "noc": ("noc",), "icac": ("icac",),
+    "rcac": ("rcac",),
     "auth": ("auth",), "cached": ("cached",), "transport": ("transport",), "runs": ("runs",),
     "implementation": ("device", "implementation"), "clock_mhz": ("device", "clock_mhz"),
     "cycles": ("device", "cycles"), "hops": ("mesh", "hops"), "interference": ("mesh", "interference"),
