@@ -112,6 +112,15 @@ def _design_space(args: argparse.Namespace) -> int:
     return 0
 
 
+def _extended_design_space(args: argparse.Namespace) -> int:
+    from pqlab.studies import extended_design_space
+
+    result = extended_design_space.run(*_settings_and_paths(args), progress=not args.quiet)
+    print(result.tables["extended_design_space_pareto"].to_string(index=False))
+    _print_written(result)
+    return 0
+
+
 def _transport(args: argparse.Namespace) -> int:
     from pqlab.studies import transport
     from pqlab.thread.case_inputs import load_configs
@@ -343,6 +352,12 @@ def build_parser() -> argparse.ArgumentParser:
     space = sub.add_parser("design-space", help="run the PQ-CASE design space (Fig. 6, Device PQ, Pareto fronts)")
     _study_arguments(space)
     space.set_defaults(func=_design_space)
+
+    ext = sub.add_parser("extended-design-space", help="the design space with newer algorithms: fronts, what enters "
+                         "them, new fits (beyond PQ-CASE §VIII)")
+    _study_arguments(ext)
+    ext.add_argument("--quiet", action="store_true", help="no progress bar")
+    ext.set_defaults(func=_extended_design_space)
 
     tr = sub.add_parser("transport", help="run the PQ-CASE Thread transport grid (Fig. 2, Table I times)")
     tr.add_argument("--configs",
