@@ -116,7 +116,6 @@ def test_the_deployment_notebook_runs_in_jupyterlab_and_redraws_when_a_widget_mo
     port, token = _free_port(), os.urandom(16).hex()
     server = _start_lab(root, port, token)
     shot = tmp_path / "deployment-notebook.png"
-    SHOTS["panel"] = tmp_path / "deployment-panel.png"
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -133,11 +132,8 @@ def test_the_deployment_notebook_runs_in_jupyterlab_and_redraws_when_a_widget_mo
     frames = {text.split("frames per hop")[1].split("\n")[0] for text in (before, after)}
     assert len(frames) == 2, f"the frames per hop did not change with the hop count: {frames}"
     assert plot_after.startswith("data:image/png") and plot_after != plot_before, "the plot was not redrawn"
-    assert shot.is_file() and shot.stat().st_size > 10_000 and SHOTS["panel"].stat().st_size > 10_000
-    print(f"screenshots: {shot}, {SHOTS['panel']}")
-
-
-SHOTS: dict[str, Path] = {}
+    assert shot.is_file() and shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")
 
 
 def _drive(page, port: int, token: str) -> tuple[str, str, str, str]:
@@ -166,5 +162,4 @@ def _drive(page, port: int, token: str) -> tuple[str, str, str, str]:
     while "2 hops," not in after and time.monotonic() < deadline:
         page.wait_for_timeout(300)
         after, plot_after = _shown(page)
-    page.locator(".pqlab-whatif-case").first.screenshot(path=str(SHOTS["panel"]))  # the panel with its plot
     return before, plot_before, after, plot_after
