@@ -151,7 +151,7 @@ def _term(row: pd.Series, source: str) -> CostTerm:
 def _stage_stats(paths: ProjectPaths) -> tuple[pd.DataFrame | None, str]:
     file = paths.derived / COSTS_STATS
     if not file.is_file():
-        return None, f"{file} is missing (run the costs stage: dvc repro costs)"
+        return None, f"{file} is missing; `dvc repro costs` measures them fully"
     stats = io.read_parquet(file, what="the costs stage's statistics")
     meta = io.read_parquet_metadata(file)
     profile = (meta.get("params") or {}).get("profile")
@@ -223,7 +223,7 @@ def evaluate(deployment: AmortDeployment, settings: StudyParams, paths: ProjectP
         why = stage if stats is None else f"not in the {stage}"
         for name in TERMS:
             if name not in terms:
-                where = f"probed in {storage}" if name == "c_fsync" else f"short probe in this run ({why})"
+                where = f"probed in {storage}" if name == "c_fsync" else f"short probe in this run: {why}"
                 terms[name] = _term(_row(probed, op_ids[name], None), where)
     sources = {t.source.split(", ", 1)[-1] for t in terms.values()}
     inputs = {bound: eq1.CostInputs(*(getattr(terms[n], attr) for n in TERMS), label=deployment.label)
