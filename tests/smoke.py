@@ -33,6 +33,7 @@ COMMANDS: dict[str, list[str]] = {
     "attack_matrix": ["attacks"],
     "case_sizes": ["case-sizes"],
     "design_space": ["design-space"],
+    "extended_design_space": ["extended-design-space", "--quiet"],
     "transport": ["transport", "--workers", "1", "--quiet"],
     "amortisation": ["amortisation", "--quiet"],
     "scaling": ["scaling", "--quiet"],
