@@ -4,6 +4,7 @@ fault-injection count gathered from every xdist worker."""
 from __future__ import annotations
 
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,17 @@ def project(tmp_path: Path) -> Path:
     for source in (REPO / "params").glob("*.yaml"):
         shutil.copy(source, tmp_path / "params" / source.name)
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_as_a_fresh_process_has_it():
+    """Every test starts with Python's own SIGINT handler and SIGINT unblocked, as a fresh ``pqlab`` process has them.
+
+    An xdist worker runs many tests in one process; one of them (a library it loads, not yet pinned down) can leave
+    SIGINT ignored at the C level, which every child process inherits: the interrupt tests then see no Ctrl-C.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @pytest.fixture(scope="session")

@@ -106,6 +106,7 @@ def _job(stage: str, root: str, fault: str | None, point: int, result: str) -> N
     from pqlab import cli
     from pqlab.studies.outputs import STAGING
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as in a fresh pqlab process
     marker = f"{os.sep}{STAGING}{os.sep}{stage}-"
     seen = [0, False]  # events counted, write phase started
 
