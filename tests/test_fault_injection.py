@@ -260,6 +260,7 @@ def _corrupt_metrics(smoke, tmp_path):
         faults.record("corrupted metrics JSON", f"costs_metrics.json {content[:12]!r}", "one clear line")
 
 
+@pytest.mark.slow  # a fuzz run: 40 damaged copies of each file, each loaded and validated twice
 @pytest.mark.parametrize("name", ["params.yaml", "pqm4_cycles.yaml", "paper_reference.yaml"])
 def test_corrupted_and_truncated_params_files(tmp_path, name):
     """Human-edited inputs carry no checksum: a damaged file either fails with one ParamsError line, or is a

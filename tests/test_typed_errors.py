@@ -32,7 +32,7 @@ def _nested(depth: int, kind: int = 0x16) -> bytes:
     return bytes([kind]) * depth + b"\x18" * depth
 
 
-@pytest.mark.parametrize("depth", [300, 5_000, 100_000])
+@pytest.mark.parametrize("depth", [300, 5_000, pytest.param(100_000, marks=pytest.mark.slow)])  # 100,000: a stress run
 def test_deeply_nested_elements_compare_hash_and_print(depth):
     """From a 600-byte input (depth 300) upwards: no RecursionError in ==, hash or repr."""
     a, b = tlv.decode(_nested(depth)), tlv.decode(_nested(depth))
