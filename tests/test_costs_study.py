@@ -141,7 +141,7 @@ def test_table1_symmetric_rows_are_timed_in_c_with_python_beside_them(result):
 
 
 def test_every_table1_signer_is_timed_on_every_backend_with_the_library_dependent_claim(result):
-    settings, paths, run = result
+    settings, paths, _ = result
     metrics = read_json(paths.derived / "costs_metrics.json")
     dependent = metrics["library_dependent"]
     for algorithm in settings.costs.signers:
