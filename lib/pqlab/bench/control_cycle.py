@@ -22,18 +22,12 @@ from tqdm.auto import tqdm
 
 from pqlab import crypto
 from pqlab.bench import _cycle
-from pqlab.errors import PqlabError
+from pqlab.errors import CycleError, PqlabError
 from pqlab.params import ControlCycleParams, CycleConfiguration
 
 POLICIES = {getattr(os, name): name for name in ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH",
                                                  "SCHED_IDLE") if hasattr(os, name)}
 STATE_OCTETS = 4096  # §V-I: the experiments measure a 4 KiB cached representation of software state
-
-
-class CycleError(PqlabError):
-    """The control-cycle harness could not run as configured (CPU, evidence path, background signer)."""
-
-    code = "CYCLE_UNAVAILABLE"
 
 
 @dataclass(frozen=True)
@@ -143,8 +137,8 @@ def run_configuration(name: str, configuration: CycleConfiguration, cfg: Control
                 stack.enter_context(signer)
             raw = _cycle.run(cfg.period_us * 1000, cfg.cycles, cfg.warmup_cycles, cpu, cfg.realtime,
                              cfg.fifo_priority, cfg.workload_blocks, every, spec)
-    except ValueError as exc:
-        raise CycleError(str(exc), field=f"control_cycle.configurations.{name}") from exc
+    except CycleError as exc:
+        raise CycleError(str(exc), field=f"control_cycle.configurations.{name}", code=exc.code) from exc
     steal_after = steal_ticks(cpu)
     latency = np.frombuffer(raw.pop("latency_ns"), dtype=np.int64)
     work = np.frombuffer(raw.pop("work_ns"), dtype=np.int64)
