@@ -583,8 +583,8 @@ class AmortisationParams(_Strict):
     disclosure_tag: bool = True                            # reports carry both tags (117 octets)
     warmup_reports: int = Field(default=16, ge=0, le=1_000_000)
     trials: int = Field(default=3, ge=1, le=1000)          # sweep trials per point (paper: five)
-    min_reports: int = Field(default=128, ge=1, le=10_000_000)     # per point and trial: at least this many reports
-    min_checkpoints: int = Field(default=4, ge=1, le=1_000_000)   # ... and at least this many checkpoints
+    min_reports: int = Field(default=128, ge=1, le=10_000_000)     # per point over its trials: at least this many
+    min_checkpoints: int = Field(default=4, ge=1, le=1_000_000)   # reports, and in each trial this many checkpoints
     # adaptive sizing: each point's amortised mean to +-target_half_width_pct (95 % CI) within sweep_budget_s of
     # wall time (probes included); points on the backends beside the main one (k first and last) to +-beside_...
     target_half_width_pct: float = Field(default=3.0, gt=0.0, le=100.0)

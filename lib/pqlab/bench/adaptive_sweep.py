@@ -43,8 +43,8 @@ class SweepTarget:
     confidence: float
     trials: int              # every point runs in every trial
     budget_s: float          # wall time for the whole sweep, probes included
-    min_reports: int         # per point and trial: at least this many reports ...
-    min_checkpoints: int     # ... and this many checkpoints
+    min_reports: int         # per point over all trials: at least this many reports ...
+    min_checkpoints: int     # ... and in every trial at least this many checkpoints
     max_checkpoints: int = 50_000  # per point and trial
 
 
@@ -88,6 +88,12 @@ class SweepResult:
     plan: pd.DataFrame    # per trial and point: checkpoints run, seconds spent, half-width after the trial
     wall_s: float
     budget_s: float
+
+
+def minimum_checkpoints(k: int, target: SweepTarget) -> int:
+    """Checkpoints a point runs in every trial at least: ``min_checkpoints``, and together over the trials at least
+    ``min_reports`` reports (the first trial's pilot; the spread decides the rest)."""
+    return max(target.min_checkpoints, math.ceil(target.min_reports / (k * target.trials)))
 
 
 def relative_half_width(values: np.ndarray, confidence: float) -> float:
@@ -188,7 +194,7 @@ def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: Sw
     signatures = {signer: _fixed_signature(signer, backend) for signer, backend in probes.signers}
     sizes = checkpoint_sizes(path, probes, signatures, keys, rng)
     octets = {(r.signer, r.touched): int(r.checkpoint_octets) for r in sizes.itertuples()}
-    minimum = {p.key: sweep.reports_per_point(p.k, target.min_reports, target.min_checkpoints)[1] for p in points}
+    minimum = {p.key: minimum_checkpoints(p.k, target) for p in points}
     alloc = dict(minimum)
     values: dict[tuple[str, int], list[float]] = {p.key: [] for p in points}
     spent = dict.fromkeys(values, 0.0)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -329,14 +331,17 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     for warning in caught:
         warnings.warn(warning.message, RuntimeWarning, stacklevel=2)
     controller = {"requested": settings.amort.controller_path, "used": resolved.path, "reason": resolved.reason}
+    clock = {"start": time.perf_counter()}
     cost_stats, provenance = cost_medians(settings, paths, progress=progress)
     inputs = model_inputs(cost_stats, cfg)            # Table I's medians: k*, shares, the floor as published
     means = model_inputs(cost_stats, cfg, "mean")     # what the sweep's means are compared with
     targets, skipped = storage_targets(cfg, paths)
 
     main = _baselines(cfg, targets[cfg.log_storage])
+    clock["sweep"] = time.perf_counter()
     measured, points, beside, probes = measure_sweep(settings, resolved.path, main, targets[cfg.log_storage],
                                                      progress=progress)
+    clock["analysis"] = time.perf_counter()
     raw = measured.raw
     all_stats, replicates = adaptive_sweep.summarise(raw, cfg.bootstrap_resamples, cfg.confidence, settings.seed)
     path_inputs = models.path_terms(measured.path, measured.fsync, measured.sizes, means, cfg.baselines,
@@ -352,6 +357,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
                                    cfg.intervals[0], cfg.intervals[-1])
     per_trial = sweep.per_trial(raw)
 
+    clock["trials"] = time.perf_counter()
     keys = KeySet.generate(cfg.devices, TRIAL_SIGNER)
     with tempfile.TemporaryDirectory(dir=targets[cfg.log_storage], prefix=".amort-trials-") as workdir:
         omission = pd.DataFrame(trials.omission_trials(
@@ -361,8 +367,13 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
             keys, cfg.equivocation_k, cfg.equivocation_trials, settings.seed, Path(workdir), n_devices=cfg.devices,
             progress=progress))
 
+    clock["sensitivity"] = time.perf_counter()
     sensitivity, sensitivity_points = _sensitivity(settings, inputs, targets, resolved.path, progress)
+    clock["end"] = time.perf_counter()
     load_end = os.getloadavg()
+    wall = {f"{'inputs' if name == 'start' else name}_s": round(clock[after] - clock[name], 1)
+            for name, after in itertools.pairwise(list(clock))}
+    wall["total_s"] = round(clock["end"] - clock["start"], 1)
 
     table = table2(compared, means, cfg)
     model = model_table(inputs, cfg)
@@ -373,7 +384,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     sweep_info = {"result": measured, "points": points, "errors": errors, "means": means, "path": path_inputs,
                   "claims": claims, "all_stats": all_stats, "main_backend": main_backend}
     headline = metrics(settings, inputs, compared, per_trial, omission, equivocation, sensitivity, provenance,
-                       controller, sweep_info) | {"load_average": load, "storage_skipped": skipped}
+                       controller, sweep_info) | {"load_average": load, "storage_skipped": skipped,
+                                                  "wall_s": wall}
     backends = {b: crypto.backend_status(b).version or "unknown"
                 for b in sorted(set(raw["backend"]) | set(sensitivity["backend"]))}
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends=backends) | {
