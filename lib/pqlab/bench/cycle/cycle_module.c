@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_binding.h"
 #include "cycle_core.h"
 #include "cycle_evidence.h"
 
@@ -20,35 +21,16 @@ static PyObject *CycleError;
 
 /* Raise CycleError(message, field=field, code=code); returns NULL. */
 static PyObject *cycle_error(const char *code, const char *field, const char *message) {
-    PyObject *args, *kwargs, *exc = NULL;
-    if ((kwargs = Py_BuildValue("{s:s,s:s}", "field", field, "code", code)) == NULL) return NULL;
-    args = Py_BuildValue("(s)", message);
-    if (args != NULL) exc = PyObject_Call(CycleError, args, kwargs);
-    if (exc != NULL) PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-    Py_XDECREF(exc);
-    Py_XDECREF(args);
-    Py_DECREF(kwargs);
-    return NULL;
+    return pq_raise(CycleError, Py_BuildValue("{s:s,s:s}", "field", field, "code", code), message);
+}
+
+static PyObject *invalid(const char *field, const char *message) {
+    return cycle_error("PQ_CYCLE_EINVAL", field, message);
 }
 
 /* An integer in [low, high], of any Python int size (checked, never wrapped), else CycleError naming field. */
 static int bounded(PyObject *obj, long long low, long long high, const char *field, long long *out) {
-    int overflow = 0;
-    long long value;
-    char message[96];
-    if (obj == NULL || !PyLong_Check(obj) || PyBool_Check(obj)) {
-        cycle_error("PQ_CYCLE_EINVAL", field, "must be an integer");
-        return -1;
-    }
-    value = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (value == -1 && PyErr_Occurred()) return -1;
-    if (overflow || value < low || value > high) {
-        snprintf(message, sizeof message, "must be an integer in [%lld, %lld]", low, high);
-        cycle_error("PQ_CYCLE_EINVAL", field, message);
-        return -1;
-    }
-    *out = value;
-    return 0;
+    return pq_bounded_arg(obj, low, high, field, out, invalid);
 }
 
 /* A non-negative integer below 2^64 (a seed or a timestamp), else CycleError naming field. */

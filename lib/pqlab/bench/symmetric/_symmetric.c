@@ -4,42 +4,24 @@
 
 #include <openssl/crypto.h>
 
+#include "bench_binding.h"
 #include "sym_timing.h"
 
 static PyObject *PqlabError;
 
 /* Raise PqlabError naming field (MemoryError for SYM_E_NOMEM); returns NULL. */
 static PyObject *raise_status(sym_status status, const char *field, const char *message) {
-    PyObject *args, *kwargs, *exc = NULL;
     if (status == SYM_E_NOMEM) return PyErr_NoMemory();
-    if ((kwargs = Py_BuildValue("{s:s}", "field", field)) == NULL) return NULL;
-    args = Py_BuildValue("(s)", message ? message : sym_status_name(status));
-    if (args != NULL) exc = PyObject_Call(PqlabError, args, kwargs);
-    if (exc != NULL) PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-    Py_XDECREF(exc);
-    Py_XDECREF(args);
-    Py_DECREF(kwargs);
-    return NULL;
+    return pq_raise(PqlabError, Py_BuildValue("{s:s}", "field", field), message ? message : sym_status_name(status));
+}
+
+static PyObject *invalid(const char *field, const char *message) {
+    return raise_status(SYM_E_ARGUMENT, field, message);
 }
 
 /* An integer in [low, high] (a Python int of any size is range-checked, never wrapped), else PqlabError. */
 static int bounded(PyObject *obj, long long low, long long high, const char *field, long long *out) {
-    int overflow = 0;
-    long long value;
-    char message[96];
-    if (!PyLong_Check(obj)) {
-        raise_status(SYM_E_ARGUMENT, field, "must be an integer");
-        return -1;
-    }
-    value = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (value == -1 && PyErr_Occurred()) return -1;
-    if (overflow || value < low || value > high) {
-        snprintf(message, sizeof message, "must be an integer in [%lld, %lld]", low, high);
-        raise_status(SYM_E_ARGUMENT, field, message);
-        return -1;
-    }
-    *out = value;
-    return 0;
+    return pq_bounded_arg(obj, low, high, field, out, invalid);
 }
 
 static int parse_inputs(PyObject *key, PyObject *message, PyObject *sibling, sym_inputs *in) {
