@@ -48,6 +48,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_recovery.py
 	$(BIN)/python benchmarks/bench_scaling.py
 	$(BIN)/python benchmarks/bench_amort_fastpath.py
+	$(BIN)/python benchmarks/bench_eq1_error.py
 	$(BIN)/python benchmarks/bench_paper_run.py
 
 # The AMORT-V1 C fast path under AddressSanitizer + UndefinedBehaviorSanitizer: an instrumented build of the
