@@ -570,10 +570,14 @@ class AmortModelInputs(_Strict):
 
     ``mac`` and ``leaf`` are Table I's rows (timed in C when the C loop is built), ``fsync`` its 4 KiB
     write+fsync; the signature row is ``sign_<signer>`` on the backend the sweep signs with. Eq. 1 with the path's
-    own terms measures its per-report, per-checkpoint and fsync terms on the path itself (the stage's probes)."""
+    own terms measures its per-report, per-checkpoint and fsync terms on the path itself (the stage's probes).
+    ``native_mac`` and ``native_leaf`` name the C fast path's own primitives (keyed-context HMAC, leaf + one
+    interior hash), which ``pqlab whatif amort`` takes as the per-report terms on the native path."""
 
     mac: str = "hmac_sha256"
     leaf: str = "merkle_leaf_interior"
+    native_mac: str = "hmac_sha256_native"
+    native_leaf: str = "merkle_leaf_interior_native"
     fsync: str = "write_fsync"
 
 
