@@ -20,6 +20,7 @@ from pqlab.amort import fastpath, trials
 from pqlab.amort.lab import KeySet
 from pqlab.bench import adaptive_sweep, costs
 from pqlab.bench import amortisation as sweep
+from pqlab.bench import amortisation_metrics as report
 from pqlab.bench import amortisation_models as models
 from pqlab.errors import OutputError, StudyInputError
 from pqlab.figures.amortisation import amortisation_sensitivity, fig3_amortisation, fig4_tradeoff
@@ -107,16 +108,6 @@ def storage_targets(cfg: AmortisationParams, paths: ProjectPaths) -> tuple[dict[
 
 
 # --- analysis -----------------------------------------------------------------------------------------------------
-
-def _fit(points: pd.DataFrame) -> dict[str, float]:
-    """Least squares of measured = a + b / k in relative terms: does the 1/k form hold, whatever the inputs?"""
-    y, k = points["measured_us"].to_numpy(), points["k"].to_numpy(dtype=float)
-    design = np.column_stack([1 / y, 1 / (k * y)])
-    (a, b), *_ = np.linalg.lstsq(design, np.ones_like(y), rcond=None)
-    fitted = a + b / k
-    return {"per_report_us": round(float(a), 4), "per_checkpoint_us": round(float(b), 3),
-            "median_relative_error_pct": round(float(np.median(np.abs(y - fitted) / y) * 100), 3)}
-
 
 def table2(compared: pd.DataFrame, inputs: dict[str, eq1.CostInputs], cfg: AmortisationParams) -> pd.DataFrame:
     """Table II: mean amortised cost per report at the first and last interval (with the interval's half-width),
@@ -439,91 +430,6 @@ def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _pct(value: float) -> float:
-    return round(100 * float(value), 3)
-
-
-def _error_block(points: pd.DataFrame, column: str, ci: tuple[float, float, float]) -> dict[str, Any]:
-    errors = points[column]
-    return {"median_relative_error_pct": _pct(ci[0]), "median_relative_error_ci_pct": [_pct(ci[1]), _pct(ci[2])],
-            "max_relative_error_pct": _pct(errors.max()),
-            "relative_error_pct_by_k": {f"k{k}": _pct(e) for k, e in errors.items()}}
-
-
-def _measured(scheme: str, values: eq1.CostInputs, points: pd.DataFrame, trials_here: pd.DataFrame,
-              errors: dict[str, tuple[float, float, float]], first: int, last: int) -> dict[str, Any]:
-    lo, hi = points.loc[first], points.loc[last]
-    published = _error_block(points, "relative_error", errors[models.PUBLISHED])
-    path = _error_block(points, "relative_error_path", errors[models.PATH])
-    return {
-        "backend": lo["backend"], "cost_first_us": round(lo["measured_us"], 4),
-        "cost_first_ci_us": [round(lo["measured_lo"], 4), round(lo["measured_hi"], 4)],
-        "cost_last_us": round(hi["measured_us"], 4),
-        "cost_last_ci_us": [round(hi["measured_lo"], 4), round(hi["measured_hi"], 4)],
-        "reduction": round(lo["measured_us"] / hi["measured_us"], 2),
-        # Eq. 1 as published, fed the cost study's means (the paper's comparison, like with like)
-        **published,
-        # Eq. 1 with the path's own terms
-        **{f"{key}_path_terms": value for key, value in path.items()},
-        "error_interval": "two-level percentile bootstrap: points resampled, each point's mean redrawn from its "
-                          "bootstrap over checkpoints; model inputs fixed",
-        "points": {f"k{k}": {"mean_us": round(r.measured_us, 4), "ci_us": [round(r.measured_lo, 4),
-                                                                             round(r.measured_hi, 4)],
-                             "half_width_pct": round(r.half_width_pct, 3), "checkpoints": int(r.checkpoints),
-                             "reports": int(r.reports), "trials": int(r.trials),
-                             "model_us": round(r.model_us, 4), "model_path_us": round(r.model_path_us, 4)}
-                   for k, r in points.iterrows()},
-        # where a miss comes from: the path's own per-report and per-checkpoint costs in the sweep itself
-        "per_report_us_at_last_k": round(float(hi["per_report_us"]), 4),
-        "per_checkpoint_sign_write_us": round(float(trials_here["per_checkpoint_us"].median()), 3),
-        "sign_us": round(float(trials_here["sign_us"].median()), 3),
-        "write_us": round(float(trials_here["write_us"].median()), 3),
-        "checkpoint_path_overhead_us_at_k1": round(float(lo["per_report_us"] - hi["per_report_us"]) * first, 3),
-        "checkpoint_cost_vs_model": round(float(trials_here["per_checkpoint_us"].median()) / values.amortisable, 4)
-        if values.amortisable else None,
-        "fit_a_plus_b_over_k": _fit(points.reset_index()),
-        "checkpoint_octets": int(points["checkpoint_octets"].median()),
-    }
-
-
-def _eq1_inputs(means: dict[str, eq1.CostInputs], path: dict[str, models.PathTerms]) -> dict[str, Any]:
-    return {
-        "statistic": "mean",
-        models.PUBLISHED: {s: {"c_mac_us": round(v.c_mac, 4), "c_leaf_us": round(v.c_leaf, 4),
-                               "c_sign_us": round(v.c_sign, 3), "c_fsync_us": round(v.c_fsync, 3),
-                               "floor_us": round(v.floor, 4), "sources": v.sources} for s, v in means.items()},
-        models.PATH: {s: {"per_report_us": round(t.per_report_us, 4),
-                          "per_checkpoint_us": round(t.per_checkpoint_us, 3), "c_sign_us": round(t.c_sign_us, 3),
-                          "c_fsync_us_by_devices": {f"d{d}": round(v, 3) for d, v in t.fsync_us.items()},
-                          "checkpoint_octets_by_devices": {f"d{d}": v for d, v in t.octets.items()},
-                          "sources": t.sources} for s, t in path.items()},
-    }
-
-
-def _sweep_summary(cfg: AmortisationParams, info: dict[str, Any]) -> dict[str, Any]:
-    result, stats_all = info["result"], info["all_stats"]
-    targets = {p.key: 100 * p.half_width for p in info["points"]}
-    met = [row.half_width_pct <= targets[(row.scheme, int(row.k))] for row in stats_all.itertuples()]
-    return {"target_half_width_pct": cfg.target_half_width_pct, "beside_half_width_pct": cfg.beside_half_width_pct,
-            "budget_s": cfg.sweep_budget_s, "wall_s": round(result.wall_s, 1), "trials": cfg.trials,
-            "points": len(stats_all), "points_meeting_target": int(sum(met)),
-            "max_half_width_pct": round(float(stats_all["half_width_pct"].max()), 3),
-            "checkpoints": int(stats_all["checkpoints"].sum()), "reports": int(stats_all["reports"].sum()),
-            "order": "points and probes in a seeded random order within each trial",
-            "path_probe": {"k_small": int(result.path["k"].min()), "k_large": int(result.path["k"].max()),
-                           "checkpoints": len(result.path)},
-            "fsync_probe_appends": len(result.fsync)}
-
-
-def _library_dependent(claims: pd.DataFrame, main_backend: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"main_backend": main_backend, "baselines": {}}
-    for row in claims.to_dict("records"):
-        values = {key: (round(value, 4) if isinstance(value, float) else value) for key, value in row.items()
-                  if key not in ("baseline", "label", "signer", "backend") and not pd.isna(value)}
-        out["baselines"].setdefault(row["baseline"], {})[row["backend"]] = values
-    return out
-
-
 def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: pd.DataFrame,
             per_trial: pd.DataFrame, omission: pd.DataFrame, equivocation: pd.DataFrame,
             sensitivity: pd.DataFrame, provenance: dict, controller: dict, info: dict[str, Any]) -> dict[str, Any]:
@@ -542,8 +448,9 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
             "cost_first_us": round(eq1.cost(values, first), 4), "cost_last_us": round(eq1.cost(values, last), 4),
             "reduction": round(eq1.reduction(values, first, last), 2), "sources": values.sources}
         points = compared[compared["scheme"] == scheme].set_index("k")
-        measured[scheme] = _measured(scheme, info["means"][scheme], points,
-                                     per_trial[per_trial["scheme"] == scheme], info["errors"][scheme], first, last)
+        measured[scheme] = report.measured_block(info["means"][scheme], points,
+                                                 per_trial[per_trial["scheme"] == scheme], info["errors"][scheme],
+                                                 first, last)
     log_schemes = [s for s, b in cfg.baselines.items() if b.durable_log and b.signer == "ML-DSA-65"] \
         or list(cfg.baselines)
     focus = log_schemes[0]
@@ -557,9 +464,9 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
                     "min_checkpoints": cfg.min_checkpoints},
         "floor_us": round(next(iter(inputs.values())).floor, 4),
         "model": model, "measured": measured,
-        "eq1_inputs": _eq1_inputs(info["means"], info["path"]),
-        "sweep": _sweep_summary(cfg, info),
-        "library_dependent": _library_dependent(info["claims"], info["main_backend"]),
+        "eq1_inputs": report.eq1_inputs_block(info["means"], info["path"]),
+        "sweep": report.sweep_summary(cfg, info),
+        "library_dependent": report.library_dependent_block(info["claims"], info["main_backend"]),
         "omission": _omission_metrics(omission),
         "equivocation": _equivocation_metrics(equivocation, cfg.equivocation_k),
         "sensitivity": {
