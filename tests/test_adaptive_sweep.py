@@ -152,3 +152,23 @@ def test_compare_gives_both_models_and_error_ranges():
     np.testing.assert_allclose(out["relative_error"], [2 / 101, 0.1 / 2])
     assert out.loc[0, "relative_error_path_lo"] == 0.0   # the model lies inside the point's interval
     assert out.loc[1, "relative_error_lo"] == pytest.approx(0.05 / 2)
+
+
+@pytest.mark.parametrize(("override", "field"), [
+    ({"target_half_width_pct": 0}, "amortisation.target_half_width_pct"),
+    ({"beside_half_width_pct": 101}, "amortisation.beside_half_width_pct"),
+    ({"sweep_budget_s": -1}, "amortisation.sweep_budget_s"),
+    ({"path_probe_small": 1}, "amortisation.path_probe_small"),
+    ({"fsync_probe_reps": 0}, "amortisation.fsync_probe_reps"),
+])
+def test_bad_sweep_params_name_the_field(repo_root, override, field):
+    import yaml
+
+    from pqlab import params
+    from pqlab.errors import ParamsError
+
+    data = yaml.safe_load((repo_root / "params" / "params.yaml").read_text())
+    data["amortisation"].update(override)
+    data["amortisation"]["profiles"]["quick"].update(override)  # a profile's value wins over the section's
+    with pytest.raises(ParamsError, match=field.replace(".", r"\.")):
+        params.resolve(data, "quick")
