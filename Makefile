@@ -12,7 +12,7 @@ PIP    := $(BIN)/python -m pip --quiet
 # Some machines' pip.conf lists local index folders that do not exist; drop that noise only.
 QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup tpm repro test bench lab lint lock clean-venv sanitize
+.PHONY: setup tpm repro test bench lab lint lock clean-venv sanitize liboqs clean-liboqs
 
 setup: $(STAMP) tpm
 
@@ -31,6 +31,14 @@ $(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*
 	$(PIP) install --no-deps --no-build-isolation -e . 2>&1 | $(QUIET_PIP)
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (pqlab)" >/dev/null
 	@touch $(STAMP)
+
+# The papers' own PQ library: liboqs (requirements/liboqs.toml) built into .venv/liboqs, where pqlab looks first.
+# LIBOQS_SRC=DIR|ARCHIVE builds from a local source; LIBOQS_ALGS=all builds every algorithm (default: pqlab's).
+liboqs: $(STAMP)
+	@$(BIN)/python scripts/build_liboqs.py
+
+clean-liboqs:
+	@test ! -x $(BIN)/python || $(BIN)/python scripts/build_liboqs.py --clean
 
 repro: setup
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
