@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pqlab.amort import native
-from pqlab.amort.fastpath import (
+from pqlab.amort.fastpath_base import (
     BatchController,
     BatchInput,
     ReportDevice,

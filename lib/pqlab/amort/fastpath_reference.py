@@ -10,7 +10,7 @@ from pqlab.amort.chain import DisclosureChain
 from pqlab.amort.controller import Controller, ControllerConfig
 from pqlab.amort.device import encode_report
 from pqlab.amort.errors import AmortError, Code, FastpathError
-from pqlab.amort.fastpath import (
+from pqlab.amort.fastpath_base import (
     MAX_BATCH,
     BatchController,
     BatchInput,

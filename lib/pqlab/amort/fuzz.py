@@ -18,7 +18,7 @@ from typing import Any
 
 from pqlab.amort.fastpath import MAX_BATCH, ReportDevice, frame, open_controller, open_device
 from pqlab.amort.mutations import mutate
-from pqlab.amort.vectors import Material
+from pqlab.amort.vector_builder import Material
 from pqlab.errors import PqlabError
 
 

@@ -8,7 +8,7 @@ from pqlab.amort.device import encode_report
 from pqlab.amort.fastpath import MAX_BATCH, NO_EXPIRY
 from pqlab.amort.messages import RECORD_OCTETS
 from pqlab.amort.mutations import mutate
-from pqlab.amort.vectors import Builder
+from pqlab.amort.vector_builder import Builder
 
 Case = Callable[[Builder], None]
 CASES: list[tuple[Case, str, str]] = []
