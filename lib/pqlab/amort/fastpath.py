@@ -69,10 +69,12 @@ from pqlab.amort.fastpath_base import (  # noqa: F401  (the public names of the 
     ReportDevice,
     Verdict,
     Verdicts,
+    check_now,
     check_octets,
     check_tag_len,
     check_uint,
     code_number,
+    controller_arguments,
     device_arguments,
     epoch_arguments,
     frame,
@@ -83,6 +85,7 @@ from pqlab.amort.fastpath_native import NativeBatchController, NativeDevice
 from pqlab.amort.fastpath_reference import ReferenceBatchController, ReferenceDevice
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.messages import SIG_ALGORITHMS
+from pqlab.amort.profile import DEFAULT_MAX_REPORT_AGE_MS, IMPLIED, PAPER, Profile, check_variant, check_wire_format
 from pqlab.errors import ParamsError, PqlabError
 
 
@@ -113,26 +116,30 @@ def resolve_controller_path(choice: str) -> ResolvedPath:
     return ResolvedPath("reference", reason)
 
 
-def open_controller(path: str, *, controller_id: bytes = b"CTRL-001",
-                    sig_alg: int | str = "ML-DSA-65") -> BatchController:
-    """A fresh batch controller on ``path`` ("reference" or "native"; native raises FastpathError if not built)."""
-    controller_id = check_octets(controller_id, 8, "controller_id")
-    alg = sig_alg_id(sig_alg)
+def open_controller(path: str, *, controller_id: bytes = b"CTRL-001", sig_alg: int | str = "ML-DSA-65",
+                    variant: str = PAPER, wire_format: str = IMPLIED,
+                    max_report_age: int = DEFAULT_MAX_REPORT_AGE_MS) -> BatchController:
+    """A fresh batch controller on ``path`` ("reference" or "native"; native raises FastpathError if not built)
+    for a deployment's ``variant`` and ``wire_format`` (pqlab.amort.profile)."""
+    args = controller_arguments(controller_id, sig_alg, variant, wire_format, max_report_age)
     if path == "reference":
-        return ReferenceBatchController(controller_id, alg)
+        return ReferenceBatchController(*args)
     if path == "native":
-        return NativeBatchController(controller_id, alg)
+        return NativeBatchController(*args)
     raise FastpathError(f"unknown path {path!r}; one of {PATHS}", field="path")
 
 
 def open_device(path: str, dev_id: bytes, epoch: int, k_evid: bytes, chain_seed: bytes, *, tag_len: int = 16,
-                policy_id: int = 1, chain_length: int = 1024) -> ReportDevice:
-    """A device in ``epoch`` with evidence key ``k_evid`` and a disclosure chain from ``chain_seed`` (K_L)."""
-    args = device_arguments(dev_id, epoch, k_evid, chain_seed, tag_len, policy_id, chain_length)
+                policy_id: int = 1, chain_length: int = 1024, variant: str = PAPER, wire_format: str = IMPLIED,
+                next_seq: int = 1) -> ReportDevice:
+    """A device in ``epoch`` with evidence key ``k_evid`` and a disclosure chain from ``chain_seed`` (K_L); its next
+    report gets ``next_seq`` (above 1: an epoch resumed after a restart)."""
+    args = device_arguments(dev_id, epoch, k_evid, chain_seed, tag_len, policy_id, chain_length, next_seq)
+    profile = Profile(check_variant(variant), check_wire_format(wire_format))
     if path == "reference":
-        return ReferenceDevice(*args)
+        return ReferenceDevice(*args, profile)
     if path == "native":
-        return NativeDevice(*args)
+        return NativeDevice(*args, profile)
     raise FastpathError(f"unknown path {path!r}; one of {PATHS}", field="path")
 
 

@@ -12,15 +12,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+from pqlab.amort.chain import MAX_CHAIN_LENGTH
 from pqlab.amort.errors import AmortError, Code, FastpathError
 from pqlab.amort.identity import context
 from pqlab.amort.messages import SIG_ALGORITHM_IDS, SIG_ALGORITHMS, TAG_LENGTHS, Checkpoint
+from pqlab.amort.profile import Profile, check_variant, check_wire_format
 from pqlab.errors import PqlabError
 
 PATHS = ("reference", "native")
 MAX_BATCH = 1024
 """Most reports one ``ingest`` call takes (a maximal batch); more is a FastpathError naming ``batch``."""
-MAX_CHAIN_LENGTH = 1 << 24
 CHECKPOINT_CONTEXT = context(Checkpoint)
 NO_EXPIRY = (1 << 64) - 1
 BatchInput = bytes | bytearray | memoryview | Sequence[bytes]
@@ -150,16 +151,18 @@ class BatchController(ABC):
 
     @abstractmethod
     def register_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, tag_len: int = 16,
-                       expiry: int = NO_EXPIRY, policy_id: int = 1) -> None:
-        """Install ``epoch`` as the device's current epoch (enrolling an unknown device); closes its previous one."""
+                       expiry: int = NO_EXPIRY, policy_id: int = 1, not_before: int = 0) -> None:
+        """Install ``epoch`` as the device's current epoch (enrolling an unknown device); closes its previous one.
+        ``not_before``: the epoch's open time — an earlier record timestamp is EPOCH_STALE."""
 
     @abstractmethod
     def revoke(self, dev_id: bytes) -> None:
         """Revoke one identity (DEVICE_UNKNOWN / REVOKED if unknown or already revoked)."""
 
     @abstractmethod
-    def ingest(self, batch: BatchInput) -> Verdicts:
-        """Check every report of ``batch``; accepted ones join the pending batch."""
+    def ingest(self, batch: BatchInput, *, now: int | None = None) -> Verdicts:
+        """Check every report of ``batch``; accepted ones join the pending batch. ``now`` (ms, the timestamps'
+        clock) adds the freshness bound: a report older than ``max_report_age`` is EPOCH_STALE."""
 
     @abstractmethod
     def checkpoint_body(self) -> bytes:
@@ -218,6 +221,7 @@ class ReportDevice(ABC):
     tag_len: int
     policy_id: int
     chain_length: int
+    profile: Profile
 
     @abstractmethod
     def report(self, digest: bytes, timestamp: int, *, flags: int = 0, disclosure_tag: bool = True) -> bytes:
@@ -242,7 +246,7 @@ class ReportDevice(ABC):
 
 
 def device_arguments(dev_id: Any, epoch: Any, k_evid: Any, chain_seed: Any, tag_len: Any, policy_id: Any,
-                     chain_length: Any) -> tuple[bytes, int, bytes, bytes, int, int, int]:
+                     chain_length: Any, next_seq: Any = 1) -> tuple[bytes, int, bytes, bytes, int, int, int, int]:
     """Validated :func:`open_device` arguments (the same checks for both paths)."""
     dev_id = check_octets(dev_id, 8, "dev_id")
     epoch = check_uint(epoch, 32, "epoch", low=1)
@@ -254,12 +258,26 @@ def device_arguments(dev_id: Any, epoch: Any, k_evid: Any, chain_seed: Any, tag_
         raise AmortError(Code.CHAIN_FAIL, "chain needs a 32-octet seed and length >= 1", field="seed")
     if chain_length > MAX_CHAIN_LENGTH:
         raise PqlabError(f"at most {MAX_CHAIN_LENGTH} keys per epoch", field="chain_length")
-    return dev_id, epoch, k_evid, bytes(chain_seed), tag_len, policy_id, chain_length
+    next_seq = check_uint(next_seq, 64, "next_seq", low=1)
+    return dev_id, epoch, k_evid, bytes(chain_seed), tag_len, policy_id, chain_length, next_seq
 
 
-def epoch_arguments(dev_id: Any, epoch: Any, k_evid: Any, tag_len: Any, expiry: Any,
-                    policy_id: Any) -> tuple[bytes, int, bytes, int, int, int]:
+def epoch_arguments(dev_id: Any, epoch: Any, k_evid: Any, tag_len: Any, expiry: Any, policy_id: Any,
+                    not_before: Any = 0) -> tuple[bytes, int, bytes, int, int, int, int]:
     """Validated :meth:`BatchController.register_epoch` arguments (the same checks for both paths)."""
     return (check_octets(dev_id, 8, "dev_id"), check_uint(epoch, 32, "epoch", low=1),
             check_octets(k_evid, 32, "k_evid"), check_tag_len(tag_len), check_uint(expiry, 64, "expiry"),
-            check_uint(policy_id, 16, "policy_id"))
+            check_uint(policy_id, 16, "policy_id"), check_uint(not_before, 64, "not_before"))
+
+
+def check_now(now: Any) -> int | None:
+    """``now`` for ingest: None (no clock) or an integer in [0, 2^64)."""
+    return None if now is None else check_uint(now, 64, "now")
+
+
+def controller_arguments(controller_id: Any, sig_alg: Any, variant: Any, wire_format: Any,
+                         max_report_age: Any) -> tuple[bytes, int, Profile, int]:
+    """Validated :func:`open_controller` arguments (the same checks for both paths)."""
+    profile = Profile(check_variant(variant), check_wire_format(wire_format))
+    return (check_octets(controller_id, 8, "controller_id"), sig_alg_id(sig_alg), profile,
+            check_uint(max_report_age, 64, "max_report_age"))

@@ -1,4 +1,5 @@
-"""Builds the 149 AMORT-V1 differential vectors from the reference model (``pqlab amort-vectors``, §V-A).
+"""Builds the AMORT-V1 differential vectors from the reference model (``pqlab amort-vectors``, §V-A): the paper's 149
+(set ``paper``) and the extension set (explicit wire format, hardened variant, issue 27's defects).
 
 Every key, digest, signature and choice comes from the seed: key material is HKDF over the seed and the
 vector's name (:class:`Material`), choices come from ``random.Random`` seeded with both; nothing else varies,
@@ -16,31 +17,55 @@ import re
 from typing import Any
 
 from pqlab.amort.differential import FORMAT
+from pqlab.amort.profile import IMPLIED, Profile
 from pqlab.amort.vector_builder import Builder
 from pqlab.amort.vector_cases import CASES, mixed_stream
+from pqlab.amort.vector_extension import EXTENSION, MIXED, mixed
 
 COUNT = 149
+"""The paper's "149 differential-test vectors" (§V-A): the named set ``paper``, under the default profile."""
+SETS = ("paper", "extension")
+FOLDERS = {"paper": "", "extension": "extension"}  # under tests/vectors/amort_differential/
 DEFAULT_SEED = 20261202
 FILE = re.compile(r"^\d{3}_[a-z0-9_]+\.json$")
 MANIFEST = "manifest.json"
 
 
-def generate(seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
-    """All :data:`COUNT` vectors for ``seed``, numbered in catalogue order."""
+def _build(seed: int, name: str, category: str, description: str, fn: object, profile: Profile) -> dict[str, Any]:
+    if profile.wire_format == IMPLIED:
+        description = getattr(fn, "implied_description", description)
+    builder = Builder(seed, name, category, description, profile)
+    fn(builder)
+    return builder.vector()
+
+
+def generate(seed: int = DEFAULT_SEED, vector_set: str = "paper") -> list[dict[str, Any]]:
+    """The vectors of ``vector_set`` for ``seed``, numbered in catalogue order: ``paper`` is the :data:`COUNT`
+    vectors of the paper's count (default profile), ``extension`` the explicit wire format, the hardened variant and
+    issue 27's defects (pqlab.amort.vector_extension)."""
+    if vector_set not in SETS:
+        raise ValueError(f"vector set {vector_set!r}: one of {SETS}")
     vectors = []
-    for fn, category, description in CASES:
-        builder = Builder(seed, fn.__name__, category, description)
-        fn(builder)
-        vectors.append(builder.vector())
-    for i in range(COUNT - len(vectors)):
-        builder = Builder(seed, f"mixed_stream_{i + 1:02d}", "mixed",
-                          "seeded stream: several devices, honest and mutated reports, replays, epoch changes, "
-                          "revocation and checkpoints in random order")
-        mixed_stream(builder)
-        vectors.append(builder.vector())
-    if len(vectors) != COUNT:
-        raise ValueError(f"the catalogue holds {len(vectors)} vectors, more than {COUNT}")
+    if vector_set == "paper":
+        for fn, category, description in CASES:
+            vectors.append(_build(seed, fn.__name__, category, description, fn, Profile()))
+        for i in range(COUNT - len(vectors)):
+            vectors.append(_build(seed, f"mixed_stream_{i + 1:02d}", "mixed", MIXED_DESCRIPTION, mixed_stream,
+                                  Profile()))
+        if len(vectors) != COUNT:
+            raise ValueError(f"the catalogue holds {len(vectors)} vectors, more than {COUNT}")
+    else:
+        for fn, category, description, profile, name in EXTENSION:
+            vectors.append(_build(seed, name, category, description, fn, profile))
+        for profile, label, count in MIXED:
+            for i in range(count):
+                vectors.append(_build(seed, f"mixed_{label}_{i + 1:02d}", "mixed", f"{MIXED_DESCRIPTION} "
+                                      f"[{label.replace('_', ' ')}]", mixed, profile))
     return [{"id": f"{i:03d}", **v} for i, v in enumerate(vectors, start=1)]
+
+
+MIXED_DESCRIPTION = ("seeded stream: several devices, honest and mutated reports, replays, epoch changes, revocation "
+                     "and checkpoints in random order")
 
 
 def file_name(vector: dict[str, Any]) -> str:
@@ -57,20 +82,26 @@ def dumps(data: Any) -> str:
     return f'{text[:-2]},\n "steps": [\n{steps}\n ]\n}}\n'
 
 
-def manifest(vectors: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+def manifest(vectors: list[dict[str, Any]], seed: int, vector_set: str = "paper") -> dict[str, Any]:
     categories: dict[str, int] = {}
+    profiles: dict[str, int] = {}
     for v in vectors:
         categories[v["category"]] = categories.get(v["category"], 0) + 1
-    return {"format": FORMAT, "seed": seed, "count": len(vectors),
-            "command": f"pqlab amort-vectors --out tests/vectors/amort_differential --seed {seed}",
+        key = f"{v['variant']}/{v['wire_format']}"
+        profiles[key] = profiles.get(key, 0) + 1
+    out = "tests/vectors/amort_differential" + (f"/{FOLDERS[vector_set]}" if FOLDERS[vector_set] else "")
+    return {"format": FORMAT, "set": vector_set, "seed": seed, "count": len(vectors),
+            "profiles": dict(sorted(profiles.items())),
+            "command": f"pqlab amort-vectors --set {vector_set} --out {out} --seed {seed}",
             "source": "generated from the reference model (pqlab.amort.controller / device via "
                       "pqlab.amort.fastpath, path 'reference')",
             "categories": dict(sorted(categories.items())), "files": [file_name(v) for v in vectors]}
 
 
-def files(seed: int = DEFAULT_SEED) -> dict[str, str]:
-    """Every vector file and ``manifest.json`` (last), as file name -> text; ``pqlab amort-vectors`` writes them."""
-    vectors = generate(seed)
+def files(seed: int = DEFAULT_SEED, vector_set: str = "paper") -> dict[str, str]:
+    """Every vector file of a set and its ``manifest.json`` (last), as file name -> text; ``pqlab amort-vectors``
+    writes them."""
+    vectors = generate(seed, vector_set)
     out = {file_name(v): dumps(v) for v in vectors}
-    out[MANIFEST] = dumps(manifest(vectors, seed))
+    out[MANIFEST] = dumps(manifest(vectors, seed, vector_set))
     return out
