@@ -455,12 +455,19 @@ class FullImageParams(_Strict):
 
 
 class AmortParams(_Strict):
-    """AMORT-V1 implementation switch: which controller path runs the per-report work (pqlab.amort.fastpath).
+    """AMORT-V1 implementation switches: which controller path runs the per-report work (pqlab.amort.fastpath),
+    the wire format and the protocol variant (pqlab.amort.profile, docs/protocol.md).
 
     ``native`` (C + libcrypto) falls back to ``reference`` only through ``resolve_controller_path``, which
-    returns the path actually used and the reason; studies record both."""
+    returns the path actually used and the reason; studies record both. ``wire_format``: ``implied`` (the encoding
+    the paper's byte counts imply: 99-octet reports, 56 octets per identity) or ``explicit`` (tag length octets and
+    an epoch per span). ``variant``: ``paper`` or ``hardened`` (issue 27's N03-N05 closed). The scaling stage
+    measures Table III in the chosen format and variant; attack_matrix runs both variants in the chosen format;
+    the other AMORT-V1 stages measure the paper variant in the default format."""
 
     controller_path: Literal["reference", "native"] = "native"
+    wire_format: Literal["implied", "explicit"] = "implied"
+    variant: Literal["paper", "hardened"] = "paper"
 
 
 def _powers_of_two(low: int, high: int) -> tuple[int, ...]:
