@@ -7,7 +7,7 @@ path), the report's and the checkpoint's octets, and the cold auditor's in-order
 comparison. Per epoch: the device's and the controller's epoch exchange (ML-KEM, the chain, hardened: the anchor
 signature and its verification), the auditor's EPOCH_OPEN check and the exchange's octets. Per checkpoint: what a
 hardened device keeps. The two variants alternate within each trial (the first one swaps every trial), so a shared
-machine's drift reaches both.
+machine's drift reaches both; an unrecorded warm-up trial of both comes first.
 """
 
 from __future__ import annotations
@@ -67,87 +67,92 @@ def _ns(fn: Callable[[], object]) -> int:
     return time.perf_counter_ns() - start
 
 
+CHUNK = 128
+"""Reports per timed chunk: a sample is the median chunk's time per report, so a scheduler preemption on a shared
+machine (a lost 10 ms slice) moves one chunk, not the sample."""
+
+
+def _median(values: list[float]) -> float:
+    return float(np.median(values))
+
+
 def _fleet_costs(setup: CostSetup, variant: str, trial: int, key: SigningKey) -> dict[str, float]:
     """Device and controller per report, report and checkpoint octets, on the fast path."""
     fleet = Fleet(setup.identities, setup.seed, trial, variant=variant, wire_format=setup.wire_format)
     rounds: list[list[bytes]] = [[] for _ in range(setup.rounds)]
-    device_ns = 0
-    for i in range(fleet.n):
-        device = fleet.device(setup.path, i, chain_length=setup.rounds)
-        start = time.perf_counter_ns()
-        for r in range(setup.rounds):
-            rounds[r].append(device.report(fleet.digest(i, r + 1), 1_000 * (r + 1)))
-        device_ns += time.perf_counter_ns() - start
+    devices = [fleet.device(setup.path, i, chain_length=setup.rounds) for i in range(fleet.n)]
+    device_chunks = []
+    for r in range(setup.rounds):
+        for lo in range(0, fleet.n, CHUNK):
+            members = range(lo, min(lo + CHUNK, fleet.n))
+            start = time.perf_counter_ns()
+            rounds[r].extend(devices[i].report(fleet.digest(i, r + 1), 1_000 * (r + 1)) for i in members)
+            device_chunks.append((time.perf_counter_ns() - start) / len(members))
     ctl = fastpath.open_controller(setup.path, sig_alg=setup.checkpoint_signer, variant=variant,
                                    wire_format=setup.wire_format)
     fleet.register(ctl)
-    ingest_ns = total_ns = 0
+    ingest_chunks, checkpoint_ns = [], []
     checkpoint = b""
     for reports in rounds:
-        chunks = list(batches(reports))
+        accepted = 0
+        for chunk in batches(reports, CHUNK):
+            start = time.perf_counter_ns()
+            accepted += ctl.ingest(chunk).n_accepted
+            ingest_chunks.append((time.perf_counter_ns() - start) / len(chunk))
         start = time.perf_counter_ns()
-        accepted = sum(ctl.ingest(chunk).n_accepted for chunk in chunks)
-        ingest_ns += time.perf_counter_ns() - start
         body = ctl.checkpoint_body()
         checkpoint = ctl.commit(key.signer.sign(key.secret, body, CHECKPOINT_CONTEXT))
-        total_ns += time.perf_counter_ns() - start
+        checkpoint_ns.append(time.perf_counter_ns() - start)
         if accepted != fleet.n:
             raise RuntimeError(f"{variant}: {accepted} of {fleet.n} reports accepted")
-    reports_total = fleet.n * setup.rounds
-    return {"device_us_per_report": device_ns / reports_total / 1e3,
-            "controller_ingest_us_per_report": ingest_ns / reports_total / 1e3,
-            "controller_us_per_report": total_ns / reports_total / 1e3,
+    ingest = _median(ingest_chunks)
+    return {"device_us_per_report": _median(device_chunks) / 1e3, "controller_ingest_us_per_report": ingest / 1e3,
+            "controller_us_per_report": (ingest + _median(checkpoint_ns) / fleet.n) / 1e3,
             "report_octets": float(len(rounds[0][0])), "checkpoint_octets": float(len(checkpoint))}
 
 
 def _protocol_costs(setup: CostSetup, variant: str, trial: int, keys: KeySet, workdir: Path) -> dict[str, float]:
     """The epoch exchange (device, controller, octets), the auditor per epoch and per report, on the reference model
-    with real ML-KEM-768 / ML-DSA-65 keys."""
+    with real ML-KEM-768 / ML-DSA-65 keys; each the median over its repetitions."""
     profile = Profile(variant, setup.wire_format)
     lab = Lab(keys, setup.seed * 1_000 + trial, workdir, ControllerConfig(k=setup.k, profile=profile,
                                                                           max_restarts=setup.epochs + 2),
               chain_length=setup.k)
     try:
         a, b = lab.device(1), lab.device(2)
-        device_ns = controller_ns = octets = 0
+        device_ns, controller_ns, auditor_epoch_ns = [], [], []
+        octets = 0
         opened = b""
         for _ in range(setup.epochs):
             lab.now += 1_000
             a.restart()
             start = time.perf_counter_ns()
             req = lab.controller.open_epoch(a.dev_id, lab.now)
-            controller_ns += time.perf_counter_ns() - start
-            start = time.perf_counter_ns()
+            mid = time.perf_counter_ns()
             confirm = a.respond(req)
-            device_ns += time.perf_counter_ns() - start
-            start = time.perf_counter_ns()
+            end = time.perf_counter_ns()
             opened = lab.controller.confirm(confirm, lab.now)
-            controller_ns += time.perf_counter_ns() - start
-            device_ns += _ns(lambda opened=opened: a.accept_open(opened))
+            controller_ns.append(mid - start + time.perf_counter_ns() - end)
+            start = time.perf_counter_ns()
+            a.accept_open(opened)
+            device_ns.append(end - mid + time.perf_counter_ns() - start)
             octets = len(req) + len(confirm) + len(opened)
+            auditor = lab.cold_auditor()
+            auditor.ingest_certificate(lab.keys.devices[0].cert)  # once per device lifetime, not counted
+            auditor_epoch_ns.append(_ns(lambda opened=opened, auditor=auditor: auditor.ingest_epoch_open(opened)))
         lab.open_epoch(b)
         lab.stream([b, a], setup.k // 2)  # k reports in all: one checkpoint
         for data in lab.controller.checkpoints:
             a.receive_checkpoint(data)
         epoch = a.epoch_number
         triples = [(*lab.controller.inclusion(a.dev_id, epoch, j), a.disclose(j)) for j in range(1, setup.k // 2 + 1)]
-        auditor = lab.cold_auditor(require_opens=True)
-        for device_keys in lab.keys.devices[:2]:
-            auditor.ingest_certificate(device_keys.cert)  # once per device lifetime, not counted
-        auditor_epoch_ns = _ns(lambda: auditor.ingest_epoch_open(opened))
-        auditor.ingest_epoch_open(lab.controller.epoch_open(b.dev_id, 1))
-        for data in lab.controller.checkpoints:
-            lab.feed(auditor, data)
-        start = time.perf_counter_ns()
-        if variant == HARDENED:
-            auditor.compare_receipts(a.receipts())
-        for leaf, proof, disclosure in triples:
-            auditor.verify_origin(leaf, disclosure, proof)
-        auditor_ns = time.perf_counter_ns() - start
+        auditor = lab.auditor()  # certificates, opens and the checkpoint (hardened: not yet the receipts)
+        receipts_ns = _ns(lambda: auditor.compare_receipts(a.receipts())) if variant == HARDENED else 0
+        per_report = [_ns(lambda t=t: auditor.verify_origin(t[0], t[2], t[1])) for t in triples]
         receipts = len(a.current.receipts) if variant == HARDENED else 0
-        return {"device_epoch_us": device_ns / setup.epochs / 1e3,
-                "controller_epoch_us": controller_ns / setup.epochs / 1e3,
-                "auditor_epoch_us": auditor_epoch_ns / 1e3, "auditor_us_per_report": auditor_ns / len(triples) / 1e3,
+        return {"device_epoch_us": _median(device_ns) / 1e3, "controller_epoch_us": _median(controller_ns) / 1e3,
+                "auditor_epoch_us": _median(auditor_epoch_ns) / 1e3,
+                "auditor_us_per_report": (_median(per_report) + receipts_ns / len(triples)) / 1e3,
                 "epoch_exchange_octets": float(octets),
                 "device_state_octets_per_checkpoint": float(ReceiptEntry.item_size() if receipts else 0)}
     finally:
@@ -164,6 +169,9 @@ def measure(setup: CostSetup, workdir: Path, *, progress: bool = True) -> pd.Dat
     rows = []
     keys = KeySet.generate(2, setup.checkpoint_signer)
     key = SigningKey.generate(setup.checkpoint_signer)
+    for variant in VARIANTS:  # a warm-up trial, not recorded: first calls load code and fill caches
+        _fleet_costs(setup, variant, setup.trials, key)
+        _protocol_costs(setup, variant, setup.trials, keys, workdir)
     steps = tqdm(total=setup.trials * 2, desc="hardening cost", disable=not progress)
     for trial, order in _orders(setup.trials):
         for variant in order:
@@ -191,3 +199,15 @@ def summarise(samples: pd.DataFrame) -> pd.DataFrame:
                      "ratio_min": float(finite.min()) if len(finite) else None,
                      "ratio_max": float(finite.max()) if len(finite) else None, "trials": len(group)})
     return pd.DataFrame(rows)
+
+
+def metrics(summary: pd.DataFrame, setup: CostSetup) -> dict:
+    """The summary as metrics (``<metric>: {paper, hardened, ratio, ratio_min, ratio_max, unit}``) and the setup."""
+    out = {r.metric: {"paper": round(r.paper, 4), "hardened": round(r.hardened, 4), "unit": r.unit,
+                      "ratio": None if r.ratio is None or np.isnan(r.ratio) else round(r.ratio, 4),
+                      "ratio_min": None if r.ratio_min is None or np.isnan(r.ratio_min) else round(r.ratio_min, 4),
+                      "ratio_max": None if r.ratio_max is None or np.isnan(r.ratio_max) else round(r.ratio_max, 4)}
+           for r in summary.itertuples()}
+    return {**out, "setup": {"trials": setup.trials, "identities": setup.identities, "rounds": setup.rounds,
+                             "k": setup.k, "epochs": setup.epochs, "controller_path": setup.path,
+                             "wire_format": setup.wire_format, "checkpoint_signer": setup.checkpoint_signer}}
