@@ -136,6 +136,12 @@ def one_report_spans(n: int) -> tuple[Span, ...]:
     return tuple(Span(i.to_bytes(ID_OCTETS, "big"), 1, 1, 1, bytes(HASH)) for i in range(n))
 
 
+def checkpoint_octets(spans: int, signature_octets: int, wire_format: str = "implied") -> int:
+    """``len()`` of a real Checkpoint encoding with ``spans`` one-report spans and a ``signature_octets`` signature
+    (the what-if tools' checkpoint size for a fleet)."""
+    return len(_checkpoint(one_report_spans(spans), (), signature_octets, wire_format))
+
+
 def decompose(report: bytes, signature_octets: int, wire_format: str = "implied") -> Decomposition:
     """Record, tags and report from ``report``'s own encoding; the checkpoint's fixed part, per-span and per-close
     octets from real Checkpoint encodings carrying a signature of ``signature_octets`` (in ``wire_format``)."""
