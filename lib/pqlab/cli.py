@@ -264,15 +264,16 @@ def _amort_vectors(args: argparse.Namespace) -> int:
     from pqlab.io import ensure_writable_dir, write_text
 
     seed = vectors.DEFAULT_SEED if args.seed is None else args.seed
-    texts = vectors.files(seed)
-    folder = ensure_writable_dir(args.out, "--out")
+    texts = vectors.files(seed, args.set)
+    out = args.out or str(Path("tests/vectors/amort_differential") / vectors.FOLDERS[args.set])
+    folder = ensure_writable_dir(out, "--out")
     for old in folder.iterdir():  # vectors no longer generated
         if vectors.FILE.match(old.name) and old.name not in texts:
             old.unlink()
     written = [write_text(folder / name, text) for name, text in texts.items()]
     for path in written:
         path.chmod(0o644)
-    print(f"wrote {len(written) - 1} AMORT-V1 differential vectors and {written[-1].name} to {args.out} "
+    print(f"wrote {len(written) - 1} AMORT-V1 differential vectors ({args.set} set) and {written[-1].name} to {out} "
           f"(seed {seed}, from the reference model)")
     return 0
 
@@ -415,9 +416,12 @@ def build_parser() -> argparse.ArgumentParser:
     full.add_argument("--quiet", action="store_true", help="no progress bar")
     full.set_defaults(func=_full_image)
 
-    vec = sub.add_parser("amort-vectors", help="write the 149 AMORT-V1 differential vectors from the reference "
-                         "model (native vs reference fast path, §V-A)")
-    vec.add_argument("--out", default="tests/vectors/amort_differential", help="folder for the JSON files")
+    vec = sub.add_parser("amort-vectors", help="write AMORT-V1 differential vectors from the reference model (native "
+                         "vs reference fast path, §V-A): the paper's 149, or the extension set")
+    vec.add_argument("--set", choices=("paper", "extension"), default="paper",
+                     help="paper: the 149 vectors; extension: explicit wire format, hardened variant, issue 27")
+    vec.add_argument("--out", default=None, help="folder for the JSON files (default: tests/vectors/"
+                     "amort_differential, its extension/ for the extension set)")
     vec.add_argument("--seed", type=int, default=None, help="key and choice seed (default: the committed one)")
     vec.set_defaults(func=_amort_vectors)
 
