@@ -113,11 +113,12 @@ def _design_space(args: argparse.Namespace) -> int:
 
 
 def _transport(args: argparse.Namespace) -> int:
-    from pqlab.studies import transport
     from pqlab.thread.case_inputs import load_configs
 
     _check_workers(args)
-    configs, compute = load_configs(args.configs) if args.configs else (None, None)
+    configs, compute = load_configs(args.configs) if args.configs else (None, None)  # refused before the heavy imports
+    from pqlab.studies import transport
+
     result = transport.run(*_settings_and_paths(args), configs=configs, device_compute_ms=compute,
                            workers=args.workers, scheduler=args.scheduler, progress=not args.quiet)
     print(result.tables["table1_case_times"].to_string(index=False))
