@@ -253,15 +253,12 @@ def _recovery(args: argparse.Namespace) -> int:
 
 def _amort_vectors(args: argparse.Namespace) -> int:
     from pqlab.amort import vectors
-    from pqlab.io import ensure_writable_dir, write_text
+    from pqlab.generated import replace_files
 
     seed = vectors.DEFAULT_SEED if args.seed is None else args.seed
     texts = vectors.files(seed)
-    folder = ensure_writable_dir(args.out, "--out")
-    for old in folder.iterdir():  # vectors no longer generated
-        if vectors.FILE.match(old.name) and old.name not in texts:
-            old.unlink()
-    written = [write_text(folder / name, text) for name, text in texts.items()]
+    # removes only vectors the folder's previous manifest.json recorded; a user's file is never deleted
+    written = replace_files(args.out, texts, manifest=vectors.MANIFEST, pattern=vectors.FILE, force=args.force)
     for path in written:
         path.chmod(0o644)
     print(f"wrote {len(written) - 1} AMORT-V1 differential vectors and {written[-1].name} to {args.out} "
@@ -405,6 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "model (native vs reference fast path, §V-A)")
     vec.add_argument("--out", default="tests/vectors/amort_differential", help="folder for the JSON files")
     vec.add_argument("--seed", type=int, default=None, help="key and choice seed (default: the committed one)")
+    vec.add_argument("--force", action="store_true", help="write into a folder holding files pqlab did not write "
+                     "there (they are kept; those with a vector's name are overwritten)")
     vec.set_defaults(func=_amort_vectors)
 
     fz = sub.add_parser("amort-fuzz", help="random and mutated report batches through the native and reference "
