@@ -218,8 +218,9 @@ def _full_image(args: argparse.Namespace) -> int:
     result = full_image.run(settings, paths, progress=not args.quiet)
     print(result.tables["table5_image"].to_string(index=False))
     eviction = result.metrics["eviction"]
-    print(f"eviction verified by mincore: {eviction['resident_before_pages']} pages resident before, "
-          f"{eviction['resident_after_pages']} after ({eviction['files_still_resident']} files still resident)")
+    print(f"eviction {'verified' if eviction['verified'] else 'NOT verified'} by mincore: "
+          f"{eviction['resident_before_pages']} pages resident before, {eviction['resident_after_pages']} after "
+          f"({eviction['files_still_resident']} files still resident)")
     _print_written(result)
     return 0
 
