@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 from pathlib import Path
@@ -453,6 +454,22 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"pqlab: {_interrupted(args)}", file=sys.stderr)
         return 130
+    except OSError as exc:  # a full disk outside an output set (resume parts, scratch files): one line, not a bug
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        print(one_line(_no_space(exc)), file=sys.stderr)
+        return 2
+
+
+def _no_space(exc: OSError) -> PqlabError:
+    from pqlab.errors import OutputError
+    from pqlab.studies.outputs import free_octets, octets_text
+
+    where = Path(exc.filename) if exc.filename else Path.cwd()
+    folder = next((p for p in (where, *where.parents) if p.is_dir()), Path.cwd())
+    return OutputError(f"no space left on the device ({octets_text(free_octets(folder))} free there); free some "
+                       "space and rerun (outputs are replaced only as whole sets, so the previous ones are unchanged)",
+                       field=str(where))
 
 
 if __name__ == "__main__":
