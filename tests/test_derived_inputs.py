@@ -231,6 +231,8 @@ def test_an_absent_costs_metrics_says_run_the_costs_stage_first(project, image_d
     written = io.read_json(project / "data" / "derived" / "full_image_metrics.json")
     assert written["signature"]["median_us"] is None
     assert written["signature"]["missing"] == "run the costs stage first (dvc repro costs)"
+    assert capsys.readouterr().err.strip() == ("pqlab: warning: Table V's ratio to one signature stays empty: run the "
+                                               "costs stage first (dvc repro costs)")
 
 
 def test_a_stage_named_reader_says_which_stage_to_run(tmp_path):

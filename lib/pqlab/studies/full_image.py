@@ -76,6 +76,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.metrics(paths.derived / "full_image_metrics.json", headline, label="cold image measurement",
                     key="cold.median_ms", unit="ms")
     plt.close(figure)
+    if reference["median_us"] is None:
+        warn(f"Table V's ratio to one signature stays empty: {reference['missing']}")
     rows_by_reason: dict[str, list[str]] = {}
     for condition, whys in unreliable.items():
         for why in whys:
