@@ -56,6 +56,7 @@ NOT_DERIVED = {
     ("pqlab/cache.py", "PartStore._read_manifest"): "the resume cache's manifest: unreadable means recompute, with a "
                                                     "warning (pqlab.cache)",
     ("pqlab/cache.py", "PartStore.load"): "a resume part, verified against the cache manifest's SHA-256 first",
+    ("pqlab/cli_whatif.py", "_loadavg"): "/proc/loadavg",
     ("pqlab/generated.py", "_same_content"): "compared byte for byte with what is about to be written",
     ("pqlab/machine.py", "cpu_model"): "/proc/cpuinfo",
     ("pqlab/machine.py", "frequency_governor"): "/sys cpufreq",
