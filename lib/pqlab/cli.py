@@ -20,7 +20,7 @@ def _info(args: argparse.Namespace) -> int:
     report = []
     for status in statuses:
         entry = {"backend": status.name, "available": status.available, "version": status.version,
-                 "reason": status.reason, "kems": {}, "signatures": {}}
+                 "library": status.library, "reason": status.reason, "kems": {}, "signatures": {}}
         for algorithm in status.kems:
             sizes = crypto.get_kem(algorithm, status.name).sizes
             entry["kems"][algorithm] = sizes.__dict__
@@ -36,6 +36,8 @@ def _info(args: argparse.Namespace) -> int:
             print(f"{entry['backend']}: not available — {entry['reason']}\n")
             continue
         print(f"{entry['backend']}: {entry['version']}")
+        if entry["library"]:
+            print(f"  library: {entry['library']}")
         print(f"  {'KEM':<20} {'public key':>10} {'secret key':>10} {'ciphertext':>10} {'shared':>7}")
         for name, s in entry["kems"].items():
             secret = s["secret_key"] if s["secret_key"] is not None else "seed"
