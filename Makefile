@@ -92,7 +92,7 @@ san_check   = if grep -q $(2) -e "runtime error" -e "ERROR: AddressSanitizer" $(
 sanitize: $(addprefix sanitize-,$(SANITIZE_CORES))
 	@echo "sanitize: clean: $(SANITIZE_CORES)"
 
-# AMORT-V1 fast path: the 149 differential vectors, the fast-path tests and a 100,000-batch differential fuzz run.
+# AMORT-V1 fast path: the 149 + 81 differential vectors (paper and extension sets), the fast-path tests and a 100,000-batch differential fuzz run.
 sanitize-amort: setup
 	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/amort.log
 	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) $$(pkg-config --cflags libcrypto) $(AMORT_NATIVE)/_amort_native.c \

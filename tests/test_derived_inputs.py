@@ -62,7 +62,7 @@ NOT_DERIVED = {
     ("pqlab/machine.py", "frequency_governor"): "/sys cpufreq",
     ("pqlab/machine.py", "cpu_frequency_mhz"): "/sys cpufreq",
     ("pqlab/machine.py", "source_fingerprint"): "the package's own source files",
-    ("pqlab/notebook.py", "_parent_command"): "/proc/<pid>/cmdline",
+    ("pqlab/notebook.py", "_parent_programs"): "/proc/<pid>/cmdline",
     ("pqlab/notebook.py", "run_headless"): "the kernel's log, for an error line",
     ("pqlab/studies/outputs.py", "recover"): "the commit journal of a killed run (unreadable means nothing to replay)",
     ("pqlab/thread/grid.py", "code_fingerprint"): "the simulator's own source files",
