@@ -61,6 +61,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_recovery.py
 	$(BIN)/python benchmarks/bench_scaling.py
 	$(BIN)/python benchmarks/bench_amort_fastpath.py
+	$(BIN)/python benchmarks/bench_eq1_error.py
 	$(BIN)/python benchmarks/bench_paper_run.py
 	$(BIN)/python benchmarks/bench_whatif.py
 
