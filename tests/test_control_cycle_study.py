@@ -89,3 +89,30 @@ def test_every_report_row_of_the_stage_finds_its_value(result):
     mine = [q.metric.startswith("control_cycle_metrics.json:") for q in reference.quantities]
     assert sum(mine) >= 9
     assert rows[mine]["here"].notna().all(), rows[mine][rows[mine]["here"].isna()]
+
+
+def test_the_response_is_split_into_wakeup_and_execution(result):
+    import numpy as np
+
+    _, paths, run = result
+    metrics = read_json(paths.derived / "control_cycle_metrics.json")
+    samples = run.data["samples"]
+    for name, entry in metrics["configurations"].items():
+        mine = samples[samples["configuration"] == name]
+        for part, column in (("wakeup_us", "latency_ns"), ("execution_us", "execution_ns")):
+            split = entry[part]
+            assert split["p50"] <= split["p99"] <= split["p999"] <= split["max"]
+            assert split["p50"] == pytest.approx(np.median(mine[column]) / 1000, abs=1e-3)
+            assert split["max"] == pytest.approx(mine[column].max() / 1000, abs=1e-3)
+    execution = [e["execution_us"]["p50"] for e in metrics["configurations"].values()]
+    assert metrics["execution_median_range_us"] == {"low": min(execution), "high": max(execution)}
+    added = metrics["added_execution_us"]
+    assert set(added) == {"one_tag", "two_tags_chain"}
+    for what, entry in added.items():
+        low, high = entry["ci"]
+        assert low <= entry["median"] <= high, what
+    base = samples.loc[samples["configuration"] == "baseline", "execution_ns"].median() / 1000
+    one = samples.loc[samples["configuration"] == "tag1_every", "execution_ns"].median() / 1000
+    assert added["one_tag"]["median"] == pytest.approx(one - base, abs=1e-3)
+    table = run.tables["fig6_scan_summary"]
+    assert {"Wake-up p99 [µs]", "Execution p99 [µs]", "Execution max [µs]"} <= set(table.columns)

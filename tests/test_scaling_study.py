@@ -183,3 +183,44 @@ def test_worker_reads_its_own_memory_and_fails_with_a_coded_error(tmp_path):
            "warmup_rounds": 0, "verify_reps": 1, "log": str(tmp_path / "log")}
     with pytest.raises(MeasurementError, match="worker exited"):
         scaling.run_worker(job)
+
+
+def test_rekeying_is_decomposed_into_its_parts(run):
+    from pqlab.bench import rekey_parts
+
+    _, paths, result = run
+    rows = result.data["rekey"]
+    columns = [column for column, _, _ in rekey_parts.PARTS.values()]
+    assert (rows[columns] > 0).all().all()
+    summed = rekey_parts.with_sums(rows)
+    assert (summed["exchange_us"] == summed[columns].sum(axis=1)).all()
+    assert (summed["symmetric_us"] == summed[["hkdf_us", "confirm_mac_us", "policy_update_us"]].sum(axis=1)).all()
+    metrics = read_json(paths.derived / "scaling_metrics.json")["rekey_parts"]
+    assert set(metrics["parts_us"]) == set(rekey_parts.PARTS) and set(metrics["sums_us"]) == set(rekey_parts.SUMS)
+    sums = metrics["sums_us"]
+    assert sums["symmetric_us"] < sums["controller_without_signature_us"] < sums["controller_us"] \
+        < sums["exchange_us"]
+    assert metrics["identities"] == len(rows)
+    table = pd.read_csv(paths.root / "paper_figs" / "amort" / "rekey_parts.csv")
+    assert list(table["part"]) == [*rekey_parts.PARTS, *rekey_parts.SUMS, "end_to_end_controller"]
+
+
+def test_rekey_parts_time_the_real_exchange_messages():
+    from pqlab.amort.controller import Controller, ControllerConfig
+    from pqlab.amort.device import Device
+    from pqlab.amort.identity import KEM_ALGORITHM, CertificateAuthority, PublicKey, new_kem_keypair
+    from pqlab.bench import rekey_parts
+    from pqlab.crypto import get_kem
+
+    ca = CertificateAuthority(SigningKey.generate("ML-DSA-65"))
+    key = SigningKey.generate("ML-DSA-65")
+    controller = Controller(b"CTRL-001", key, ca.public, None, ControllerConfig())
+    pair, dev_id = new_kem_keypair(), b"PLC-0001"
+    controller.register(ca.issue(dev_id, pair.public))
+    device = Device(dev_id, pair, PublicKey.of(key), __import__("random").Random(1).randbytes, chain_length=4)
+    request = controller.open_epoch(dev_id, 1000)
+    confirm = device.respond(request)
+    opened = controller.confirm(confirm, 1000)
+    parts = rekey_parts.time_parts(get_kem(KEM_ALGORITHM), pair, request, confirm, opened, key, dev_id, 1)
+    assert set(parts) == {"encaps_us", "decaps_us", "hkdf_us", "confirm_mac_us", "epoch_open_sign_us"}
+    assert all(value > 0 for value in parts.values())

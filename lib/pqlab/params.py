@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from pqlab import bounded
 from pqlab.errors import ParamsError
 
 BackendChoice = Literal["auto", "liboqs", "openssl", "pqcrypto"]
@@ -41,6 +41,32 @@ THREAD_TRANSPORTS = ("ipv6", "pull", "block")
 THREAD_MAX_HOPS = 16
 FIGURE_ROLES = ("classical", "drop_in", "smallest", "key_exchange")
 Hops = Annotated[int, Field(ge=1, le=THREAD_MAX_HOPS)]
+NAME_MAX_CHARS = 64  # configuration, scenario and baseline names: they head table rows and figure legends
+
+
+def name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a configuration, scenario or baseline, or None: 1 to ``NAME_MAX_CHARS`` printable
+    characters (no newline, tab, NUL or other control character, which would break a Markdown table's row)."""
+    if not isinstance(name, str):
+        return f"a name is a string, not {type(name).__name__}"
+    if not name:
+        return "a name is at least one character"
+    if len(name) > NAME_MAX_CHARS:
+        return f"a name is at most {NAME_MAX_CHARS} characters; this one has {len(name):,}"
+    for position, char in enumerate(name):
+        if not char.isprintable():
+            return f"a name is printable characters only; {char!r} at position {position} is not"
+    return None
+
+
+def _valid_name(name: str) -> str:
+    problem = name_problem(name)
+    if problem:
+        raise ValueError(problem)
+    return name
+
+
+Name = Annotated[str, AfterValidator(_valid_name)]
 
 
 class CostsParams(_Strict):
@@ -63,6 +89,9 @@ class CostsParams(_Strict):
     # native_iterations calls each (0 batches: not measured)
     native_batches: int = Field(default=50, ge=0, le=100_000)
     native_iterations: int = Field(default=2000, ge=1, le=10_000_000)
+    # Table I's symmetric rows timed in a C loop over libcrypto: per trial ``reps`` samples, each the mean of
+    # c_loop_batch back-to-back calls minus the loop's own cost (pqlab.bench.symmetric_timing)
+    c_loop_batch: int = Field(default=16, ge=1, le=1 << 24)
 
 
 TABLE1_NAMES = ("B", "D1", "D2", "D3", "D4", "S1", "S2", "S3", "S4", "S5", "C1", "C2", "C3", "C4", "C5")
@@ -237,7 +266,7 @@ class ThreadParams(_Strict):
     segment_payload: int = Field(default=1024, ge=16, le=1232)
     segment_header_bytes: int = Field(default=12, ge=0, le=256)
     max_sim_time_s: float = Field(default=600.0, gt=0.0, le=1e6)
-    scenarios: dict[str, LossScenario] = Field(default_factory=_default_scenarios, min_length=1)
+    scenarios: dict[Name, LossScenario] = Field(default_factory=_default_scenarios, min_length=1)
     switches: ThreadSwitches = Field(default_factory=ThreadSwitches)
     # Set from the top-level ``framing`` block and ``seed`` when params are loaded (never in the thread section).
     framing: FramingParams = Field(default_factory=FramingParams)
@@ -378,6 +407,12 @@ class AttackMatrixParams(_Strict):
     stream_records: int = Field(default=640, ge=1, le=1_000_000)  # P5: honest stream length
     stream_k: int = Field(default=64, ge=1, le=1_000_000)  # P5: checkpoint interval
     repeats: int = Field(default=1, ge=1, le=100)  # independent runs, each with its own seed and fresh keys
+    # What the hardened variant costs (pqlab.amort.hardening_cost), both variants alternating in each trial:
+    cost_trials: int = Field(default=5, ge=1, le=1000)
+    cost_identities: int = Field(default=1000, ge=1, le=100_000)  # reports per checkpoint (one per identity)
+    cost_rounds: int = Field(default=3, ge=1, le=1000)  # checkpoints per trial
+    cost_k: int = Field(default=64, ge=2, le=4096)  # reports per auditor interval (half of them the audited device's)
+    cost_epochs: int = Field(default=5, ge=1, le=1000)  # epoch exchanges per trial
 
 
 class RecoverySizingParams(_Strict):
@@ -443,7 +478,7 @@ class ControlCycleParams(_Strict):
     tag_len: Literal[8, 12, 16] = 16
     signer_backend: BackendChoice = "auto"
     sign_message_octets: int = Field(default=4096, ge=1, le=1 << 20)
-    configurations: dict[str, CycleConfiguration] = Field(default_factory=_default_cycle_configurations,
+    configurations: dict[Name, CycleConfiguration] = Field(default_factory=_default_cycle_configurations,
                                                           min_length=1)
     cycles: int = Field(default=200, ge=10, le=10_000_000)
     warmup_cycles: int = Field(default=20, ge=0, le=1_000_000)
@@ -470,12 +505,19 @@ class FullImageParams(_Strict):
 
 
 class AmortParams(_Strict):
-    """AMORT-V1 implementation switch: which controller path runs the per-report work (pqlab.amort.fastpath).
+    """AMORT-V1 implementation switches: which controller path runs the per-report work (pqlab.amort.fastpath),
+    the wire format and the protocol variant (pqlab.amort.profile, docs/protocol.md).
 
     ``native`` (C + libcrypto) falls back to ``reference`` only through ``resolve_controller_path``, which
-    returns the path actually used and the reason; studies record both."""
+    returns the path actually used and the reason; studies record both. ``wire_format``: ``implied`` (the encoding
+    the paper's byte counts imply: 99-octet reports, 56 octets per identity) or ``explicit`` (tag length octets and
+    an epoch per span). ``variant``: ``paper`` or ``hardened`` (issue 27's N03-N05 closed). The scaling stage
+    measures Table III in the chosen format and variant; attack_matrix runs both variants in the chosen format;
+    the other AMORT-V1 stages measure the paper variant in the default format."""
 
     controller_path: Literal["reference", "native"] = "native"
+    wire_format: Literal["implied", "explicit"] = "implied"
+    variant: Literal["paper", "hardened"] = "paper"
 
 
 def _powers_of_two(low: int, high: int) -> tuple[int, ...]:
@@ -563,11 +605,13 @@ class AmortBaseline(_Strict):
 
 
 class AmortModelInputs(_Strict):
-    """Which rows of the cost study (``data/derived/costs_stats.parquet``, column ``op_id``) feed Eq. 1.
+    """Which rows of the cost study (``data/derived/costs_stats.parquet``, column ``op_id``) feed Eq. 1 as published.
 
-    ``mac`` and ``leaf`` are read when the sweep runs on the reference model, ``native_mac`` and ``native_leaf``
-    (the C path's own primitives, timed in C) when it runs on the native path: Eq. 1's per-report term is then
-    the work that path does. The signature row is ``sign_<signer>`` on the backend the sweep signs with."""
+    ``mac`` and ``leaf`` are Table I's rows (timed in C when the C loop is built), ``fsync`` its 4 KiB
+    write+fsync; the signature row is ``sign_<signer>`` on the backend the sweep signs with. Eq. 1 with the path's
+    own terms measures its per-report, per-checkpoint and fsync terms on the path itself (the stage's probes).
+    ``native_mac`` and ``native_leaf`` name the C fast path's own primitives (keyed-context HMAC, leaf + one
+    interior hash), which ``pqlab whatif amort`` takes as the per-report terms on the native path."""
 
     mac: str = "hmac_sha256"
     leaf: str = "merkle_leaf_interior"
@@ -589,7 +633,7 @@ class AmortisationParams(_Strict):
     """AMORT-V1 §V-D: Eq. 1, the checkpoint-interval sweep (Table II, Fig. 3), omission and equivocation trials,
     the cost-detection trade-off (Fig. 4) and where the finding moves with signing backend and storage."""
 
-    baselines: dict[str, AmortBaseline] = Field(default_factory=_default_baselines, min_length=1)
+    baselines: dict[Name, AmortBaseline] = Field(default_factory=_default_baselines, min_length=1)
     backend: BackendChoice = "auto"   # signing backend of the sweep (and of the cost-study row Eq. 1 reads)
     model_inputs: AmortModelInputs = Field(default_factory=AmortModelInputs)
     intervals: tuple[int, ...] = Field(default=tuple(2 ** i for i in range(13)), min_length=2)
@@ -597,8 +641,19 @@ class AmortisationParams(_Strict):
     disclosure_tag: bool = True                            # reports carry both tags (117 octets)
     warmup_reports: int = Field(default=16, ge=0, le=1_000_000)
     trials: int = Field(default=3, ge=1, le=1000)          # sweep trials per point (paper: five)
-    min_reports: int = Field(default=128, ge=1, le=10_000_000)     # per point: at least this many reports ...
-    min_checkpoints: int = Field(default=4, ge=1, le=1_000_000)   # ... and at least this many checkpoints
+    min_reports: int = Field(default=128, ge=1, le=10_000_000)     # per point over its trials: at least this many
+    min_checkpoints: int = Field(default=4, ge=1, le=1_000_000)   # reports, and in each trial this many checkpoints
+    # adaptive sizing: each point's amortised mean to +-target_half_width_pct (95 % CI) within sweep_budget_s of
+    # wall time (probes included); points on the backends beside the main one (k first and last) to +-beside_...
+    target_half_width_pct: float = Field(default=3.0, gt=0.0, le=100.0)
+    beside_half_width_pct: float = Field(default=10.0, gt=0.0, le=100.0)
+    sweep_budget_s: float = Field(default=100.0, gt=0.0, le=1e6)
+    max_checkpoints: int = Field(default=50_000, ge=1, le=10_000_000)  # per point and trial
+    # Eq. 1's terms on the path itself, every trial: checkpoints at the smallest and the largest k (nothing signed
+    # or written), and appends + fsyncs of every real checkpoint size
+    path_probe_small: int = Field(default=200, ge=2, le=1_000_000)
+    path_probe_large: int = Field(default=4, ge=2, le=100_000)
+    fsync_probe_reps: int = Field(default=50, ge=2, le=1_000_000)
     omission_trials: int = Field(default=25, ge=1, le=100_000)    # per interval and strategy (paper: 200)
     omission_strategies: tuple[Literal["declared", "trimmed"], ...] = Field(default=("declared", "trimmed"),
                                                                            min_length=1)
@@ -606,7 +661,7 @@ class AmortisationParams(_Strict):
     equivocation_k: int = Field(default=64, ge=2, le=1_000_000)
     rates: tuple[float, ...] = Field(default=(1.0, 100.0, 1000.0), min_length=1)  # Fig. 4 fleets, reports/s
     # Storage targets for the durable log: name -> folder (relative to the project root, or absolute).
-    storage: dict[str, str] = Field(default_factory=lambda: {"data disk": "data/raw", "tmpfs": "/dev/shm"},
+    storage: dict[Name, str] = Field(default_factory=lambda: {"data disk": "data/raw", "tmpfs": "/dev/shm"},
                                     min_length=1)
     log_storage: str = "data disk"    # the target the main sweep writes its log to
     sensitivity_intervals: tuple[int, ...] = Field(default=(1, 16, 256, 4096), min_length=1)
@@ -690,24 +745,6 @@ _SHARED = {"profile", "seed", "profiles", "execution_timeout_s", "inputs", "fram
 _INJECTED = {"thread": ("framing", "seed")}
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A YAML loader that refuses duplicate keys (PyYAML keeps the last one silently)."""
-
-
-def _mapping_without_duplicates(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise ParamsError(f"duplicate key {key!r} (line {key_node.start_mark.line + 1}; first on line "
-                              f"{seen[key] + 1})", field=str(getattr(loader, "name", "params")))
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
-
-
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     merged = copy.deepcopy(base)
     for key, value in override.items():
@@ -734,27 +771,11 @@ def _has_path(mapping: Any, path: tuple[Any, ...]) -> bool:
     return True
 
 
-def read_yaml(path: str | Path, what: str = "parameters file") -> Any:
+def read_yaml(path: str | Path, what: str = "parameters file", *, max_bytes: int = bounded.MAX_DOCUMENT_BYTES) -> Any:
     """Read any YAML input of pqlab (params, cycle tables, configurations, the paper reference): UTF-8, no
-    duplicate keys, bounded nesting; anything unreadable is one ParamsError naming the file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ParamsError(f"cannot read {what}: {exc.strerror or exc}", field=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise ParamsError(f"{what} is not UTF-8 text (byte {exc.start})", field=str(path)) from None
-    try:
-        loader = _UniqueKeyLoader(text)
-        loader.name = str(path)
-        try:
-            return loader.get_single_data()
-        finally:
-            loader.dispose()
-    except yaml.YAMLError as exc:
-        raise ParamsError(f"not valid YAML: {' '.join(str(exc).split())}", field=str(path)) from None
-    except RecursionError:
-        raise ParamsError(f"{what} is nested too deeply", field=str(path)) from None
+    duplicate keys, bounded size, alias expansion, integer length and nesting (:mod:`pqlab.bounded`); anything
+    unreadable or over a bound is one ParamsError naming the file."""
+    return bounded.load_yaml(path, what, max_bytes=max_bytes)
 
 
 def load_raw(path: str | Path) -> dict[str, Any]:
@@ -872,8 +893,13 @@ def _located(loc: tuple[Any, ...], applied: dict[str, Any], chosen: str) -> str:
         loc = (loc[0], "profiles", chosen, *loc[1:])
     text = ""
     for part in loc:
+        if part == "[key]":  # pydantic's marker: the error is in the mapping's key (a name), not its value
+            text += " (the name)"
+            continue
         if not isinstance(part, int | str) or (isinstance(part, str) and not part.isprintable()):
             part = repr(part)  # a key with a newline or control character stays on the one line
+        if isinstance(part, str) and len(part) > NAME_MAX_CHARS:
+            part = _short(part)
         text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
     return text
 

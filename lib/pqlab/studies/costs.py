@@ -32,7 +32,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         raw, extra = costs.measure(settings, scratch, progress=progress)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends=extra["backends"]) | extra
     stats = costs.summarise(raw, settings)
-    comparison = costs.compare_backends(raw, settings.costs.comparison_signer)
+    comparison = costs.compare_all_backends(raw, [settings.costs.comparison_signer, *settings.costs.signers])
     table = costs.table1(stats)
     statuses = crypto.backends()
     headline = costs.metrics(stats, comparison, metadata) | {

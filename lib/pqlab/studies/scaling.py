@@ -9,7 +9,7 @@ import pandas as pd
 
 from pqlab import machine
 from pqlab.amort.fastpath import resolve_controller_path
-from pqlab.bench import isolation, scaling
+from pqlab.bench import isolation, rekey_parts, scaling
 from pqlab.figures.scaling import fig_scaling
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
@@ -37,7 +37,7 @@ def _markdown(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def metrics(table3: pd.DataFrame, parts: scaling.Decomposition, crossing: dict[str, Any], iso: pd.DataFrame,
-            replay: pd.DataFrame, provenance: dict[str, Any]) -> dict[str, Any]:
+            replay: pd.DataFrame, provenance: dict[str, Any], rekeying: pd.DataFrame) -> dict[str, Any]:
     """Headline numbers for REPORT.md (keys n<identities>, b<backlog>)."""
     table = {f"n{int(r.identities)}": {
         "us_per_report": round(r.us_per_report, 4), "checkpoint_octets": int(r.checkpoint_octets),
@@ -63,6 +63,7 @@ def metrics(table3: pd.DataFrame, parts: scaling.Decomposition, crossing: dict[s
         "budget": crossing,
         "isolation": isolation_metrics,
         "rekey_us_per_identity": round(float(iso["rekey_us_per_identity"].median()), 3),
+        "rekey_parts": rekey_parts.parts_metrics(rekeying),
         "replay": {
             "us_per_record": round(float(configured["merge_us_per_record"].median()), 4),
             "us_per_record_with_checkpoint": round(float(configured["total_us_per_record"].median()), 4),
@@ -81,7 +82,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     cfg = settings.scaling
     resolved = resolve_controller_path(settings.amort.controller_path)
     rounds, trials, samples = scaling.measure(settings, resolved.path, paths.raw, progress=progress)
-    parts = scaling.decompose(samples[min(samples)], int(trials["signature_octets"].iloc[0]))
+    parts = scaling.decompose(samples[min(samples)], int(trials["signature_octets"].iloc[0]),
+                              settings.amort.wire_format)
     table3 = scaling.summarise(trials, settings, parts)
     layouts, crossing = scaling.budget(parts, cfg.size_budget_octets)
     counts, rekeying = isolation.measure_isolation(settings, resolved.path, paths.raw, progress=progress)
@@ -89,10 +91,13 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     iso, replay_summary = isolation.isolation_table(counts, rekeying), isolation.replay_table(replay)
     provenance = {"controller_path_requested": settings.amort.controller_path, "controller_path": resolved.path,
                   "controller_path_reason": resolved.reason, "profile": settings.profile,
+                  "wire_format": settings.amort.wire_format, "variant": settings.amort.variant,
                   "signature_backend": str(trials["signature_backend"].iloc[0])}
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"),
                                     backends={"signature": provenance["signature_backend"]}) | provenance
-    headline = metrics(table3, parts, crossing, iso, replay_summary, provenance) | {"cpu_model": metadata["cpu_model"]}
+    headline = metrics(table3, parts, crossing, iso, replay_summary, provenance, rekeying) | {
+        "cpu_model": metadata["cpu_model"]}
+    rekey_table = rekey_parts.parts_table(rekeying)
     figure = fig_scaling(table3, crossing, resolved.path, metadata["cpu_model"])
     table = table3[list(TABLE3_COLUMNS)].rename(columns=TABLE3_COLUMNS)
     for frame in (rounds, trials, counts, rekeying, replay):
@@ -107,6 +112,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.parquet(paths.raw / "scaling_replay.parquet", replay, metadata)
         out.table(table, paths.amort_figs / "table3_scaling", markdown=_markdown(table))
         out.table(iso, paths.amort_figs / "isolation", markdown=_markdown(iso))
+        out.table(rekey_table, paths.amort_figs / "rekey_parts", markdown=_markdown(rekey_table))
         out.table(replay_summary, paths.amort_figs / "partition_replay", markdown=_markdown(replay_summary))
         out.table(layouts, paths.amort_figs / "checkpoint_budget", markdown=_markdown(layouts))
         out.figure(figure, paths.amort_figs / "fig_scaling")
@@ -115,7 +121,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig_scaling": figure},
                        tables={"table3_scaling": table, "isolation": iso, "partition_replay": replay_summary,
-                               "checkpoint_budget": layouts},
+                               "checkpoint_budget": layouts, "rekey_parts": rekey_table},
                        metrics=headline, files=out.written,
                        data={"rounds": rounds, "trials": trials, "table3": table3, "rekey": rekeying,
                              "isolation": counts, "replay": replay, "decomposition": parts, "budget": crossing,
