@@ -121,6 +121,7 @@ def project(tmp_path_factory, repo_root):
     return settings, paths, amortisation.run(settings, paths, progress=False)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_eq1_reads_table1_from_the_cost_study_medians_and_means(project):
     settings, paths, result = project
     stats = pd.read_parquet(paths.derived / "costs_stats.parquet")
@@ -136,6 +137,7 @@ def test_eq1_reads_table1_from_the_cost_study_medians_and_means(project):
     assert result.metrics["eq1_inputs"]["statistic"] == "mean"
 
 
+@pytest.mark.slow  # runs the whole study
 def test_the_path_terms_come_from_the_probes_not_from_the_sweep(project):
     settings, _, result = project
     cfg = settings.amortisation
@@ -162,6 +164,7 @@ def test_the_path_terms_come_from_the_probes_not_from_the_sweep(project):
         assert sweep_sizes <= set(terms[scheme].octets.values())
 
 
+@pytest.mark.slow  # runs the whole study
 def test_stage_outputs_and_metadata(project):
     settings, paths, _ = project
     for relative in ("data/raw/amortisation_sweep.parquet", "data/raw/amortisation_omission.parquet",
@@ -183,6 +186,7 @@ def test_stage_outputs_and_metadata(project):
     assert set(raw["k"]) == set(settings.amortisation.intervals)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_every_point_runs_in_every_trial_in_a_shuffled_order(project):
     settings, _, result = project
     raw, plan = result.data["sweep"], result.data["plan"]
@@ -202,6 +206,7 @@ def test_every_point_runs_in_every_trial_in_a_shuffled_order(project):
                                                              row.measured_hi - row.measured_us) / row.measured_us)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_table2_has_one_row_per_baseline_with_both_endpoints(project):
     settings, _, result = project
     table = result.tables["table2_amortised"]
@@ -214,6 +219,7 @@ def test_table2_has_one_row_per_baseline_with_both_endpoints(project):
     assert (table[f"k = {first} ± [%]"] >= 0).all() and table["Median relative error (path terms)"].notna().all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_metrics_hold_every_report_row(project, repo_root):
     _, paths, result = project
     metrics = read_json(paths.derived / "amortisation_metrics.json")
@@ -242,6 +248,7 @@ def test_metrics_hold_every_report_row(project, repo_root):
         assert isinstance(node, (int, float)), key
 
 
+@pytest.mark.slow  # runs the whole study
 def test_library_dependent_claims_cover_every_backend_offering_each_signer(project):
     from pqlab import crypto
 
@@ -266,6 +273,7 @@ def test_library_dependent_claims_cover_every_backend_offering_each_signer(proje
                                                                                         rel=1e-2)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_sensitivity_covers_every_backend_and_storage_target(project):
     from pqlab import crypto
 
@@ -278,6 +286,7 @@ def test_sensitivity_covers_every_backend_and_storage_target(project):
     assert set(result.data["sensitivity_points"]["combo"]) == set(sensitivity["combo"])
 
 
+@pytest.mark.slow  # runs the whole study
 def test_the_dvc_plot_columns_exist_in_the_curve(project, repo_root):
     _, paths, _ = project
     curve = pd.read_csv(paths.derived / "amortisation_curve.csv")
@@ -291,6 +300,7 @@ def test_the_dvc_plot_columns_exist_in_the_curve(project, repo_root):
         assert (curve[f"{scheme}_checkpoints"] >= 1).all() and (curve[f"{scheme}_model_path_us"] > 0).all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_without_the_cost_stage_the_inputs_are_measured_and_say_so(tmp_path, repo_root):
     shutil.copytree(repo_root / "params", tmp_path / "params")
     settings = params.load(tmp_path / "params" / "params.yaml", "smoke")

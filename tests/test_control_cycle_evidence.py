@@ -14,6 +14,8 @@ from pqlab.bench import _cycle, control_cycle
 from pqlab.errors import CycleError
 from pqlab.params import ControlCycleParams, CycleConfiguration
 
+pytestmark = pytest.mark.xdist_group("rt_core")  # pins the real-time core: one at a time (tests/smoke.py)
+
 CPU = max(os.sched_getaffinity(0))
 
 

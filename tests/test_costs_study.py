@@ -26,6 +26,7 @@ def result(tmp_path_factory):
     return settings, ProjectPaths(root), costs_study.run(settings, ProjectPaths(root), progress=False)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_table1_has_every_operation_in_paper_order(result):
     _, _, run = result
     assert list(run.tables['table1_costs']["Operation"]) == [
@@ -35,6 +36,7 @@ def test_table1_has_every_operation_in_paper_order(result):
     assert frequencies == ["per report"] * 2 + ["per epoch"] * 2 + ["per checkpoint"] * 3
 
 
+@pytest.mark.slow  # runs the whole study
 def test_sample_counts_follow_the_profile(result):
     settings, _, run = result
     cfg = settings.costs
@@ -45,6 +47,7 @@ def test_sample_counts_follow_the_profile(result):
     assert set(run.data['raw']["trial"]) == set(range(cfg.trials))
 
 
+@pytest.mark.slow  # runs the whole study
 def test_the_native_fast_path_primitives_are_timed_beside_table1(result):
     settings, _, run = result
     ok, why = native.status()
@@ -60,6 +63,7 @@ def test_the_native_fast_path_primitives_are_timed_beside_table1(result):
     assert run.data["metadata"]["native_primitives"].startswith("timed in C")
 
 
+@pytest.mark.slow  # runs the whole study
 def test_costs_are_ordered_as_the_protocol_expects(result):
     _, _, run = result
     median = run.data['stats'][run.data['stats']["in_table1"]].set_index("op_id")["median"]
@@ -71,6 +75,7 @@ def test_costs_are_ordered_as_the_protocol_expects(result):
     assert (stats["median"] <= stats["p95"]).all() and (stats["p95"] <= stats["p99"]).all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_every_backend_with_the_comparison_signer_is_compared(result):
     settings, _, run = result
     names = crypto.backends_offering(settings.costs.comparison_signer)
@@ -80,6 +85,7 @@ def test_every_backend_with_the_comparison_signer_is_compared(result):
     assert (run.tables['table1_backend_comparison']["ratio"] >= 1).all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_outputs_exist_with_metadata(result):
     settings, paths, run = result
     for relative in ("data/raw/costs.parquet", "data/derived/costs_stats.parquet",

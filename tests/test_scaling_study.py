@@ -36,6 +36,7 @@ def run(tmp_path_factory):
     return settings, ProjectPaths(root), result
 
 
+@pytest.mark.slow  # runs the whole study
 def test_table3_byte_columns_equal_len_of_real_encodings(run, tmp_path):
     """Rebuild each row's checkpoint independently (fresh fleet, real reports, a real ML-DSA-65 signature) and
     compare every byte column with len() of the encodings."""
@@ -63,6 +64,7 @@ def test_table3_byte_columns_equal_len_of_real_encodings(run, tmp_path):
         assert row["Checkpoint [KiB]"] == pytest.approx(len(data) / 1024)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_each_trial_ran_in_its_own_process_with_rss_from_proc(run):
     settings, _, result = run
     cfg = settings.scaling
@@ -81,6 +83,7 @@ def test_each_trial_ran_in_its_own_process_with_rss_from_proc(run):
         assert (group["total_ns"] >= group["sign_ns"] + group["durable_ns"]).all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_revoking_one_identity_leaves_every_other_attesting(run):
     settings, _, result = run
     iso = result.tables["isolation"].set_index("identities")
@@ -100,6 +103,7 @@ def test_revoking_one_identity_leaves_every_other_attesting(run):
     assert (rekey["epoch"] == 2).all() and (rekey["rekey_us"] > 0).all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_partition_replay_remerges_every_buffered_record(run):
     settings, _, result = run
     replay = result.data["replay"]
@@ -110,6 +114,7 @@ def test_partition_replay_remerges_every_buffered_record(run):
     assert replay.loc[replay["one_window"], "backlog"].unique().tolist() == [window]
 
 
+@pytest.mark.slow  # runs the whole study
 def test_size_budget_crossing_is_straddled_by_real_encodings(run):
     settings, _, result = run
     budget = result.data["budget"]
@@ -120,6 +125,7 @@ def test_size_budget_crossing_is_straddled_by_real_encodings(run):
     assert parts.checkpoint(budget["identities_within_budget"]) == budget["checkpoint_octets_at_limit"]
 
 
+@pytest.mark.slow  # runs the whole study
 def test_outputs_exist_with_the_controller_path_recorded(run):
     settings, paths, result = run
     for relative in ("paper_figs/amort/table3_scaling.csv", "paper_figs/amort/table3_scaling.md",
