@@ -207,7 +207,8 @@ def test_full_image_refuses_costs_metrics_with_one_digit_edited(project, image_d
     needle = f'"median_us": {json.dumps(median)}'
     start = text.index('"sign_ML-DSA-65"')
     at = text.index(needle, start) + len('"median_us": ')
-    digit = next(i for i in range(at, at + len(json.dumps(median))) if text[i].isdigit())
+    # the number's last digit: editing its first could make a leading zero, which is not JSON
+    digit = max(i for i in range(at, at + len(json.dumps(median))) if text[i].isdigit())
     path.write_text(text[:digit] + str((int(text[digit]) + 1) % 10) + text[digit + 1:])
     json.loads(path.read_text())  # still valid JSON: only a number differs
 
