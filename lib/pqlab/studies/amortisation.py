@@ -11,6 +11,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from pqlab import crypto, io, machine
 from pqlab.amort import amortisation as eq1
@@ -24,10 +25,164 @@ from pqlab.params import AmortisationParams, StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
+from pqlab.studies.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "amortisation"
 COSTS_STATS = "costs_stats.parquet"
 TRIAL_SIGNER = "ML-DSA-65"  # the detection trials' checkpoint signer (detection does not depend on it)
+
+
+class ControllerPath(MetricsNode):
+    requested: str
+    used: str
+    reason: str
+
+
+class InputsProvenance(MetricsNode):
+    source: str
+    costs_profile: str | None
+    costs_git_commit: str | None
+    costs_timestamp_utc: str | None
+    costs_cpu_model: str | None
+
+
+class Samples(MetricsNode):
+    sweep_trials: int
+    omission_trials: int
+    equivocation_trials: int
+    min_reports: int
+    min_checkpoints: int
+
+
+class ModelBaseline(MetricsNode):
+    """Eq. 1 for one baseline, fed with the costs stage's medians."""
+
+    label: str
+    c_mac_us: float
+    c_leaf_us: float
+    c_sign_us: float
+    c_fsync_us: float
+    floor_us: float
+    k_star: float
+    share_signature_pct: float
+    share_write_pct: float
+    dominant: str
+    cost_first_us: float
+    cost_last_us: float
+    reduction: float
+    sources: dict[str, str]
+
+
+class Fit(MetricsNode):
+    per_report_us: float
+    per_checkpoint_us: float
+    median_relative_error_pct: float
+
+
+class MeasuredBaseline(MetricsNode):
+    """The sweep for one baseline on the controller path, and where it departs from Eq. 1."""
+
+    backend: str
+    cost_first_us: float
+    cost_last_us: float
+    reduction: float
+    median_relative_error_pct: float
+    max_relative_error_pct: float
+    relative_error_pct_by_k: dict[str, float]
+    per_report_us_at_last_k: float
+    per_checkpoint_sign_write_us: float
+    sign_us: float
+    write_us: float
+    checkpoint_path_overhead_us_at_k1: float
+    checkpoint_cost_vs_model: float | None
+    median_relative_error_pct_with_path_floor: float
+    median_relative_error_pct_with_cost_means: float | None
+    fit_a_plus_b_over_k: Fit
+    median_relative_error_pct_checkpoint_medians: float | None = None
+    checkpoint_octets: int | None = None
+
+
+class OmissionAtK(MetricsNode):
+    k: int
+    trials: int
+    exposed: int
+    median_delay_records: float | None
+    median_delay_lo_records: float | None
+    median_delay_hi_records: float | None
+    max_delay_records: int | None
+    max_delay_lo_records: float | None
+    max_delay_hi_records: float | None
+    exposed_by_next_checkpoint: int
+    checks: dict[str, int]
+
+
+class OmissionStrategy(MetricsNode):
+    by_k: dict[str, OmissionAtK]
+    trials: int
+    exposed: int
+    all_exposed: bool
+    all_by_next_checkpoint: bool
+    exposed_by_next_checkpoint_pct: float
+    max_delay_over_k: float | None
+    checks: dict[str, int]
+
+
+class Equivocation(MetricsNode):
+    k: int
+    trials: int
+    exposed: int
+    exposed_pct: float
+    exposed_by_gossip: int
+    views_valid_alone: int
+    variants: dict[str, int]
+
+
+class SensitivityCombo(MetricsNode):
+    signer: str
+    backend: str
+    storage: str
+    c_sign_us: float
+    c_fsync_us: float
+    k_star: float
+    dominant: str
+    share_signature_pct: float
+    median_relative_error_pct: float
+
+
+class Dominant(MetricsNode):
+    scheme: str
+    term: str
+    sentence: str
+
+
+class LoadAverage(MetricsNode):
+    start: list[float]
+    end: list[float]
+
+
+class AmortisationMetrics(StageMetrics):
+    """``amortisation_metrics.json``: Eq. 1 per baseline, the measured sweep, omission and equivocation trials,
+    the backend × storage probe, which term dominates, and the run's provenance."""
+
+    cpu_model: str | None
+    controller_path: ControllerPath
+    inputs: InputsProvenance
+    intervals: list[int]
+    k_first: int
+    k_last: int
+    samples: Samples
+    floor_us: float
+    model: dict[str, ModelBaseline]
+    measured: dict[str, MeasuredBaseline]
+    omission: dict[str, OmissionStrategy]
+    equivocation: Equivocation
+    sensitivity: dict[str, SensitivityCombo]
+    dominant: Dominant
+    load_average: LoadAverage
+    storage_skipped: dict[str, str]
+
+
+METRICS = AmortisationMetrics
 
 
 # --- inputs: the cost study's measured medians --------------------------------------------------------------------
@@ -189,16 +344,29 @@ def curve_csv(compared: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def _delay_interval(delays: pd.Series, statistic, k: int) -> tuple[float | None, float | None]:
+    """95 % percentile-bootstrap interval of a statistic of the omission delays (seeded by k)."""
+    data = delays.to_numpy(dtype=float)
+    if len(data) < 2 or np.ptp(data) == 0:
+        return (float(statistic(data)),) * 2 if len(data) else (None, None)
+    boot = stats.bootstrap((data,), statistic, n_resamples=2000, confidence_level=0.95, method="percentile",
+                           rng=np.random.default_rng(int(k)))
+    return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+
+
 def _omission_metrics(frame: pd.DataFrame) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for strategy, by_strategy in frame.groupby("strategy", sort=False):
         per_k = {}
         for k, group in by_strategy.groupby("k"):
             delays = group["delay_records"].dropna()
+            median_ci, max_ci = _delay_interval(delays, np.median, k), _delay_interval(delays, np.max, k)
             per_k[f"k{k}"] = {
                 "k": int(k), "trials": len(group), "exposed": int(group["exposed"].sum()),
                 "median_delay_records": float(delays.median()) if len(delays) else None,
+                "median_delay_lo_records": median_ci[0], "median_delay_hi_records": median_ci[1],
                 "max_delay_records": int(delays.max()) if len(delays) else None,
+                "max_delay_lo_records": max_ci[0], "max_delay_hi_records": max_ci[1],
                 "exposed_by_next_checkpoint": int((group["checkpoints_until_exposed"] == 1).sum()),
                 "checks": {name: int(n) for name, n in group["check"].value_counts().items()},
             }
@@ -329,6 +497,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     headline = metrics(settings, inputs, compared, per_trial, omission, equivocation, sensitivity, provenance,
                        controller, model_inputs(cost_stats, cfg, resolved.path, "mean"), raw) | {"load_average": load,
                                                                              "storage_skipped": skipped}
+    headline = validated(AmortisationMetrics, headline)
     backends = {b: crypto.backend_status(b).version or "unknown"
                 for b in sorted(set(raw["backend"]) | set(sensitivity["backend"]))}
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends=backends) | {

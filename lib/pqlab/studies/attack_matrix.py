@@ -7,8 +7,10 @@ import time
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from pydantic import Field
 
 from pqlab import machine
+from pqlab.amort import differential, vectors
 from pqlab.amort.attacks import run_matrix
 from pqlab.amort.attacks.summary import TABLE_COLUMNS, matrix_metrics, summarise_runs
 from pqlab.amort.lab import KeySet
@@ -17,8 +19,116 @@ from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet, scratch_dir
 from pqlab.studies.result import StudyResult
+from pqlab.studies.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "attack_matrix"
+
+
+class Table6Counts(MetricsNode):
+    by_class: dict[str, int]
+    by_class_passed: dict[str, int]
+    cases_passed: int
+    cases_total: int
+    controls_passed: int
+    controls_total: int
+
+
+class CaseOutcome(MetricsNode):
+    """One case of Table VI over all repeats: its class, the expected and observed outcome (a rejection code, or
+    ACCEPT with a control's detail) and how many repeats passed."""
+
+    case_class: str = Field(alias="class")
+    expected: str
+    observed: str
+    detail: str
+    passed: bool
+    runs: int
+    runs_passed: int
+
+
+class ExtraCounts(MetricsNode):
+    cases_passed: int
+    cases_total: int
+
+
+class P5Counts(MetricsNode):
+    checkpoints: int
+    fsync_count: int
+    fsyncs: list[int]
+    records: int
+
+
+class ProtocolFacts(MetricsNode):
+    """Facts of the reference model's encodings, each measured on a real encoding (§IV-B)."""
+
+    record_octets: int
+    tag_lengths_accepted: list[int]
+
+
+class Differential(MetricsNode):
+    """The differential vectors regenerated from the reference model and run through both paths (§V-A)."""
+
+    vectors: int
+    identical_reference: int
+    identical_native: int | None
+    native_available: bool
+
+
+class AttackMatrixMetrics(StageMetrics):
+    cpu_model: str | None
+    table6: Table6Counts
+    cases: dict[str, CaseOutcome]
+    extra: ExtraCounts
+    p5: P5Counts
+    repeats: int
+    matrix_seconds_max: float
+    matrix_seconds: list[float]
+    protocol: ProtocolFacts
+    differential: Differential
+
+
+METRICS = AttackMatrixMetrics
+
+
+def case_outcomes(summary: pd.DataFrame, runs: pd.DataFrame) -> dict[str, dict]:
+    """Per Table VI case: expected and observed outcome, the control's detail, repeats passed."""
+    out = {}
+    for row in summary[summary["table"] == "table6"].itertuples(index=False):
+        mine = runs[runs["case"] == row[0]]
+        observed = str(row[4])
+        code, _, detail = observed.partition(" (")
+        out[str(row[0])] = {"class": str(row[1]), "expected": str(row[3]).partition(" (")[0], "observed": code,
+                            "detail": detail.rstrip(")"), "passed": bool(row[5]), "runs": len(mine),
+                            "runs_passed": int(mine["pass"].sum())}
+    return out
+
+
+def protocol_facts() -> dict:
+    """The record's encoded length and the evidence-tag lengths a report decoder accepts (1..32 tried)."""
+    from pqlab.amort.errors import AmortError
+    from pqlab.amort.messages import Record, Report  # the reference model's wire format
+
+    record = Record(b"\x01" * 8, 1, 1, 1, b"\x00" * 32, 1, 0)
+    accepted = []
+    for length in range(1, 33):
+        try:
+            Report.decode(Report(record, b"\x00" * length, b"").encode())
+        except (AmortError, ValueError):  # refused: this length is not accepted
+            continue
+        accepted.append(length)
+    return {"record_octets": len(record.encode()), "tag_lengths_accepted": accepted}
+
+
+def differential_check() -> dict:
+    """The differential vectors from the reference model, each run through both controller paths."""
+    from pqlab.amort.fastpath import native_status
+
+    generated = vectors.generate()
+    native = native_status()[0]
+    return {"vectors": len(generated),
+            "identical_reference": sum(not differential.differences(v, "reference") for v in generated),
+            "identical_native": sum(not differential.differences(v, "native") for v in generated) if native else None,
+            "native_available": native}
 
 
 def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
@@ -40,6 +150,9 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends={})
     metrics = matrix_metrics(summary, runs, seconds) | {"profile": settings.profile,
                                                         "cpu_model": metadata.get("cpu_model")}
+    metrics = validated(AttackMatrixMetrics, metrics | {"cases": case_outcomes(summary, runs),
+                                                        "protocol": protocol_facts(),
+                                                        "differential": differential_check()})
     table6 = summary[summary["table"] == "table6"][TABLE_COLUMNS].reset_index(drop=True)
     extra = summary[summary["table"] == "extra"][TABLE_COLUMNS].reset_index(drop=True)
     figure = attack_matrix_overview(summary)

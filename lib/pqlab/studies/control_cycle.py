@@ -16,8 +16,68 @@ from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
+from pqlab.studies.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "control_cycle"
+
+
+class Configuration(MetricsNode):
+    """One Fig. 6 configuration: scan response time percentiles and deadline misses over its cycles."""
+
+    label: str
+    cycles: int
+    p50_us: float
+    p99_us: float
+    p999_us: float
+    max_us: float
+    deadline_misses: int
+
+
+class MedianRange(MetricsNode):
+    low: float
+    high: float
+
+
+class TagCosts(MetricsNode):
+    one_tag: float
+    two_tags_chain: float
+
+
+class ScanCosts(TagCosts):
+    scan: float
+
+
+class Scheduling(MetricsNode):
+    cpu: int | None
+    policies: list[str]
+    realtime_obtained: bool
+    fifo_errors: list[str]
+    pinned: bool
+    off_target_cycles: int
+    steal_ms: dict[str, float | None]
+
+
+class ControlCycleMetrics(StageMetrics):
+    host: str
+    period_us: float
+    deadline_us: float
+    cycles_total: int
+    deadline_misses_total: int
+    median_range_us: MedianRange
+    max_response_us: float
+    configurations: dict[str, Configuration]
+    per_scan_cost_us: ScanCosts
+    evidence_us: TagCosts
+    second_tag_and_chain_us: float | None
+    evidence_back_to_back_us: TagCosts
+    scheduling: Scheduling
+    cpu_model: str | None
+    clock_read_ns: float
+    loadavg_before: list[float]
+    loadavg_after: list[float]
+
+
+METRICS = ControlCycleMetrics
 
 HOST_NOTE = "Linux host, not a PLC: the same method as the paper's OpenPLC prover, on this machine"
 
@@ -93,7 +153,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     cost["back_to_back_evidence_p50_us"] = [warm.get(int(t), 0.0) for t in cost["tags"]]
     extra = {"cpu_model": machine.cpu_model(), "clock_read_ns": clock_ns,
              "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in load_after]}
-    headline = metrics(summary, cost, runs, settings, extra)
+    headline = validated(ControlCycleMetrics, metrics(summary, cost, runs, settings, extra))
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends=_signer_backends(runs)) | {
         "study": "control_cycle", "host_note": HOST_NOTE, "runs": runs, **extra}
     figure = fig6_scan(samples, summary, control_cycle.deadline_ns(cfg) / 1000, machine.cpu_model())

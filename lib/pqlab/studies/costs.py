@@ -12,8 +12,60 @@ from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet, scratch_dir
 from pqlab.studies.result import StudyResult
+from pqlab.studies.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "costs"
+
+
+class OperationCost(MetricsNode):
+    """One Table I operation: median, p95, p99 of its timed calls, the backend that ran it, how many calls."""
+
+    median_us: float
+    p95_us: float
+    p99_us: float
+    backend: str
+    n: int
+
+
+class NativeCost(MetricsNode):
+    median_us: float
+    p99_of_batch_means_us: float
+    n_batches: int
+
+
+class BackendSign(MetricsNode):
+    median_us: float
+    backend: str
+
+
+class BackendRatio(MetricsNode):
+    ratio: float
+    cliffs_delta: float
+    p_value: float
+
+
+class MachineInfo(MetricsNode):
+    cpu_count: int | None
+    platform: str
+    frequency_governor: str | None
+
+
+class CostsMetrics(StageMetrics):
+    """``costs_metrics.json``: Table I per operation id, the per-report primitives timed in C, signing per
+    backend, the backend comparison, the harness overhead, the machine and which backends it has."""
+
+    table1: dict[str, OperationCost]
+    native_per_report: dict[str, NativeCost]
+    sign_by_backend: dict[str, dict[str, BackendSign]]
+    backend_comparison: dict[str, BackendRatio]
+    empty_call_overhead_ns: float
+    cpu_model: str | None
+    machine: MachineInfo
+    backends_available: dict[str, str]
+    backends_absent: dict[str, str]
+
+
+METRICS = CostsMetrics
 
 
 def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
@@ -41,6 +93,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         # which post-quantum backends this machine has (REPORT.md says "liboqs absent" rather than a blank)
         "backends_available": {s.name: s.version or "unknown" for s in statuses if s.available},
         "backends_absent": {s.name: s.reason for s in statuses if not s.available}}
+    headline = validated(CostsMetrics, headline)
     figure = fig2_costs(stats[stats["in_table1"]], metadata["cpu_model"])
     with OutputSet(paths, STAGE) as out:
         out.parquet(paths.raw / "costs.parquet", raw, metadata)
