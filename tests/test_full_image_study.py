@@ -83,7 +83,7 @@ def test_full_image_measures_the_generated_tree_warm_and_cold(project):
     reference = load_reference(paths.paper_reference)
     rows = collect(reference, paths.derived)
     mine = [q.metric.startswith("full_image_metrics.json:") for q in reference.quantities]
-    assert sum(mine) == 8 and rows[mine]["here"].notna().all()
+    assert sum(mine) == 10 and rows[mine]["here"].notna().all()
     ratio_rows = rows[mine & rows["quantity"].str.contains("vs ML-DSA-65").to_numpy()]
     assert ratio_rows["why"].str.contains("library differs: paper liboqs, here openssl").all()
 
