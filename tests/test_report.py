@@ -22,8 +22,7 @@ from pqlab.paths import ProjectPaths
 from pqlab.report import coverage as cov
 from pqlab.report.consistency import consistency_table
 from pqlab.report.schema import MAX_RELATIVE_TOLERANCE, Printed, resolve
-from pqlab.studies.typed_metrics import MetricsNode, StageMetrics, _arms, _children, stage_model
-
+from pqlab.typed_metrics import MetricsNode, StageMetrics, _arms, _children, stage_model
 
 # --- a small project: two stages with typed metrics ----------------------------------------------------------------
 
@@ -113,10 +112,11 @@ REFERENCE = {
          "ci": [ST + "ratio_min_lo", ST + "ratio_min_hi"], "ci_high": [ST + "ratio_max_lo", ST + "ratio_max_hi"],
          "cells": {"metric": ST + "ratio_cells", "paper": 8}},
         {"id": "x.cell", "paper": "case", "where": "Fig. 4a", "row": "cell", "column": "ratio *", "kind": "estimate",
-         "value": "2.65", "unit": "ratio", "metric": ST + "cell_ratio", "ci": [ST + "cell_ratio_lo", ST + "cell_ratio_hi"],
+         "value": "2.65", "unit": "ratio", "metric": ST + "cell_ratio",
+         "ci": [ST + "cell_ratio_lo", ST + "cell_ratio_hi"],
          "marked": {"paper": True, "success": [ST + "cell_success_lo", ST + "cell_success_hi"], "threshold": 0.995}},
-        {"id": "x.variant", "paper": "case", "where": "§VI", "row": "D3 (variant)", "column": "IPv6", "kind": "estimate",
-         "value": "1.58", "unit": "s", "metric": ST + "variant_time_s",
+        {"id": "x.variant", "paper": "case", "where": "§VI", "row": "D3 (variant)", "column": "IPv6",
+         "kind": "estimate", "value": "1.58", "unit": "s", "metric": ST + "variant_time_s",
          "ci": [ST + "variant_time_lo_s", ST + "variant_time_hi_s"], "sensitivity": "another model", "main": "x.time"},
         {"id": "x.later", "paper": "amort", "where": "Table II", "row": "later", "column": "x", "kind": "exact",
          "value": 1, "unit": "µs", "metric": "other.json:x"},
@@ -333,7 +333,7 @@ def test_a_sensitivity_row_contradicting_its_main_row_changes_nothing(paths):
     broken = copy.deepcopy(REFERENCE)
     broken["quantities"][8]["main"] = "x.variant"
     paths.paper_reference.write_text(yaml.safe_dump(broken, allow_unicode=True))
-    with pytest.raises(ParamsError, match="id x.variant.*main"):
+    with pytest.raises(ParamsError, match=r"id x\.variant.*main"):
         _load(paths)
 
 
@@ -427,7 +427,7 @@ def test_the_report_stage_writes_markdown_csv_and_run_record(paths):
     assert result.data["markdown"] == text and report_stage.run(None, paths, models=models).data["markdown"] == text
 
 
-# --- the repo's own reference file -------------------------------------------------------------------------------------
+# --- the repo's own reference file ------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def repo_reference(repo_root):

@@ -21,7 +21,7 @@ def test_study_writes_every_output(project):
                  "sed_failures.csv", "radio_time.csv"):
         assert (project / "paper_figs" / "case" / name).stat().st_size > 0
     metrics = read_json(project / "data" / "derived" / "thread_metrics.json")
-    assert set(metrics) == {"profile", "paper", "source_accurate"}
+    assert set(metrics) == {"profile", "model", "paper", "source_accurate"}
     paper = metrics["paper"]
     assert paper["drop_in_1hop_none_block_s"] > 0 and paper["radio_1hop_none_classical_ms"] > 0
     # a larger handshake keeps the radio on longer

@@ -363,6 +363,11 @@ class AttackMatrixParams(_Strict):
     stream_records: int = Field(default=640, ge=1, le=1_000_000)  # P5: honest stream length
     stream_k: int = Field(default=64, ge=1, le=1_000_000)  # P5: checkpoint interval
     repeats: int = Field(default=1, ge=1, le=100)  # independent runs, each with its own seed and fresh keys
+    # §IV-B: the deployment over which a truncated tag's online forgery probability is stated (10 000 controllers
+    # reporting at 1 Hz for twenty years, one forgery attempt per verified tag)
+    forgery_controllers: int = Field(default=10_000, ge=1, le=10**9)
+    forgery_rate_hz: float = Field(default=1.0, gt=0.0, le=1e6)
+    forgery_years: float = Field(default=20.0, gt=0.0, le=1000.0)
 
 
 class RecoverySizingParams(_Strict):

@@ -17,10 +17,18 @@ from pqlab.report.coverage import coverage_table
 from pqlab.report.metrics import MetricsTree, _lookup
 from pqlab.report.render import render
 from pqlab.report.rows_csv import rows_csv
-from pqlab.report.schema import (Consistency, CoverageItem, Difference, ModelLookup, Quantity, Reference, Stage,
-                                 load_reference)
-from pqlab.studies.typed_metrics import stage_model
+from pqlab.report.schema import (
+    Consistency,
+    CoverageItem,
+    Difference,
+    ModelLookup,
+    Quantity,
+    Reference,
+    Stage,
+    load_reference,
+)
 from pqlab.report.verdicts import Outcome, Verdict, collect, in_pipeline, judge
+from pqlab.typed_metrics import stage_model
 
 
 def metrics_tree(reference: Reference, root: Path, models: ModelLookup = stage_model) -> MetricsTree:

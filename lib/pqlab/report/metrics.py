@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from pqlab.errors import InputError, MetricsMismatchError
 from pqlab.io import read_json
-from pqlab.studies.typed_metrics import StageMetrics, stage_model
+from pqlab.typed_metrics import StageMetrics, stage_model
 
 MISSING = object()
 

@@ -264,7 +264,7 @@ def _coverage(reference: Reference, coverage: pd.DataFrame) -> list[str]:
         counts = rows["status"].map(lambda s: "partial" if s.startswith("partial") else s).value_counts()
         lines += [f"### {info.title.split(':')[0]}", "",
                   ", ".join(f"{counts[s]} {s}" for s in sorted(counts.index)) + ".", "",
-                  "| item | what | stage | outputs | status | rows not reproduced |", "|---|---|---|---|---|---|"]
+                  "| item | what | stage | outputs | status | its rows |", "|---|---|---|---|---|---|"]
         for r in rows.itertuples():
             outputs = ", ".join(f"`{o}`" + (" (missing)" if o in r.missing_outputs else "") for o in r.outputs)
             stage = "none" if r.stage is None or pd.isna(r.stage) else f"`{r.stage}`"

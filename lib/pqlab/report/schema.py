@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pqlab.errors import ParamsError
 from pqlab.params import read_yaml
 from pqlab.report.expressions import ExpressionError, names
-from pqlab.studies.typed_metrics import StageMetrics, declared, stage_model
+from pqlab.typed_metrics import StageMetrics, declared, stage_model
 
 HARDWARE_TOLERANCE = (0.8, 1.25)   # normalised here/paper of a hardware row: at most ±25 %
 MAX_RELATIVE_TOLERANCE = 0.25
@@ -74,6 +74,18 @@ class Printed:
 
 def printed(raw: Any) -> Printed | None:
     return Printed.parse(raw)
+
+
+def _check_expression(text: str | None, known: set[str], what: str) -> None:
+    """ValueError unless ``text`` is in the expression language and names only ``known`` values."""
+    if not text:
+        return
+    try:
+        free = names(text)
+    except ExpressionError as exc:
+        raise ValueError(str(exc)) from None
+    if free - known:
+        raise ValueError(f"{text!r} uses {', '.join(sorted(free - known))}, not in {what}")
 
 
 class _Frozen(BaseModel):
@@ -215,13 +227,7 @@ class Quantity(_Frozen):
         if self.sensitivity is None and self.main is not None:
             raise ValueError("main: belongs to a sensitivity row")
         for text in (self.predicate, self.expr):
-            if text:
-                try:
-                    free = names(text)
-                except ExpressionError as exc:
-                    raise ValueError(str(exc)) from None
-                if free - set(self.data) - {"here"}:
-                    raise ValueError(f"{text!r} uses {', '.join(sorted(free - set(self.data)))}, not in data")
+            _check_expression(text, set(self.data) | {"here"}, "data")
         return self
 
     @property
@@ -314,13 +320,7 @@ class Consistency(_Frozen):
             if printed(raw) is None and not (isinstance(raw, str) and _REF.match(raw) and ":" in raw):
                 raise ValueError(f"inputs.{name}: {raw!r} is neither a printed number nor a <file>:<key>")
         for text in (self.result, self.holds):
-            if text:
-                try:
-                    free = names(text)
-                except ExpressionError as exc:
-                    raise ValueError(str(exc)) from None
-                if free - set(self.inputs) - {"result"}:
-                    raise ValueError(f"{text!r} uses {', '.join(sorted(free - set(self.inputs)))}, not in inputs")
+            _check_expression(text, set(self.inputs), "inputs")
         return self
 
 

@@ -27,6 +27,7 @@ from pqlab.report.schema import HARDWARE_TOLERANCE, Printed, Quantity, Reference
 # Backends whose name differs from how the paper names its library but that are the same code.
 _SAME_LIBRARY = {"hashlib": "OpenSSL (C)", "native": "OpenSSL (C)", "openssl": "openssl"}
 _EPS = 1e-9
+WIDE_INTERVAL = 0.5  # an estimate's interval wider than half the paper's value is called wide in its reason
 
 
 class Verdict(StrEnum):
@@ -353,6 +354,9 @@ def _judge(q: Quantity, reader: _Reader, stage: str, note: tuple[str, ...]) -> O
                 verdict = Verdict.DIFFERS
                 reasons.append(f"{label}paper {end.text} outside this run's 95 % interval "  # type: ignore[union-attr]
                                f"{_fmt(iv[0])}–{_fmt(iv[1])} (widened by ±{end.half_unit:g} for its rounding)")
+            elif end.value and (iv[1] - iv[0]) > WIDE_INTERVAL * abs(end.value):  # type: ignore[union-attr]
+                reasons.append(f"{label}inside a wide interval ({_fmt(iv[0])}–{_fmt(iv[1])}): more runs (the paper "
+                               "profile) narrow it")
     elif q.kind == "claim":
         try:
             held = evaluate(q.predicate or "", {**data, "here": here})

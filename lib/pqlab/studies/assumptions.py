@@ -14,11 +14,11 @@ from pqlab.params import StudyParams, ThreadParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.studies.typed_metrics import MetricsNode, StageMetrics, validated
 from pqlab.thread import analysis, assumptions, bounds
 from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.grid import clean_parts, run_grid
 from pqlab.thread.summary import counts_and_medians
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "assumptions"
 # metrics per set (numbers only: dvc metrics diff compares numbers)

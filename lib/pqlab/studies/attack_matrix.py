@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import matplotlib.pyplot as plt
@@ -15,11 +16,11 @@ from pqlab.amort.attacks import run_matrix
 from pqlab.amort.attacks.summary import TABLE_COLUMNS, matrix_metrics, summarise_runs
 from pqlab.amort.lab import KeySet
 from pqlab.figures.attack_matrix import attack_matrix_overview
-from pqlab.params import StudyParams
+from pqlab.params import AttackMatrixParams, StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet, scratch_dir
 from pqlab.studies.result import StudyResult
-from pqlab.studies.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "attack_matrix"
 
@@ -65,6 +66,14 @@ class ProtocolFacts(MetricsNode):
     tag_lengths_accepted: list[int]
 
 
+class Forgery(MetricsNode):
+    """§IV-B: tags verified over the deployment in params, and the online forgery probability per accepted tag
+    length (one attempt per verified tag, each succeeding with 2^-8l)."""
+
+    tags_verified: float
+    probability_by_tag_octets: dict[str, float]
+
+
 class Differential(MetricsNode):
     """The differential vectors regenerated from the reference model and run through both paths (§V-A)."""
 
@@ -84,6 +93,7 @@ class AttackMatrixMetrics(StageMetrics):
     matrix_seconds_max: float
     matrix_seconds: list[float]
     protocol: ProtocolFacts
+    forgery: Forgery
     differential: Differential
 
 
@@ -119,6 +129,14 @@ def protocol_facts() -> dict:
     return {"record_octets": len(record.encode()), "tag_lengths_accepted": accepted}
 
 
+def forgery(cfg: AttackMatrixParams, tag_lengths: list[int]) -> dict:
+    """Tags verified by the deployment and 1 - (1 - 2^-8l)^N for each tag length l the decoder accepts."""
+    tags = cfg.forgery_controllers * cfg.forgery_rate_hz * cfg.forgery_years * 365.25 * 86_400
+    return {"tags_verified": tags,
+            "probability_by_tag_octets": {str(n): -math.expm1(tags * math.log1p(-(2.0 ** (-8 * n))))
+                                          for n in tag_lengths}}
+
+
 def differential_check() -> dict:
     """The differential vectors from the reference model, each run through both controller paths."""
     from pqlab.amort.fastpath import native_status
@@ -150,8 +168,9 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends={})
     metrics = matrix_metrics(summary, runs, seconds) | {"profile": settings.profile,
                                                         "cpu_model": metadata.get("cpu_model")}
-    metrics = validated(AttackMatrixMetrics, metrics | {"cases": case_outcomes(summary, runs),
-                                                        "protocol": protocol_facts(),
+    facts = protocol_facts()
+    metrics = validated(AttackMatrixMetrics, metrics | {"cases": case_outcomes(summary, runs), "protocol": facts,
+                                                        "forgery": forgery(cfg, facts["tag_lengths_accepted"]),
                                                         "differential": differential_check()})
     table6 = summary[summary["table"] == "table6"][TABLE_COLUMNS].reset_index(drop=True)
     extra = summary[summary["table"] == "extra"][TABLE_COLUMNS].reset_index(drop=True)

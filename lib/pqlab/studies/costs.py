@@ -12,7 +12,7 @@ from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet, scratch_dir
 from pqlab.studies.result import StudyResult
-from pqlab.studies.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "costs"
 

@@ -17,7 +17,7 @@ from pqlab.paths import ProjectPaths
 from pqlab.stats import compare
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.studies.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "device_origin"
 

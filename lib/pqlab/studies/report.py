@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pqlab import machine, report
 from pqlab.params import StudyParams
-from pqlab.report.schema import ModelLookup
 from pqlab.paths import ProjectPaths
+from pqlab.report.schema import ModelLookup
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.studies.typed_metrics import stage_model
+from pqlab.typed_metrics import stage_model
 
 STAGE = "report"
 

@@ -12,11 +12,11 @@ from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.studies.typed_metrics import MetricsNode, StageMetrics, validated
 from pqlab.thread import analysis, sweeps
 from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.grid import clean_parts, run_grid
 from pqlab.thread.sweep_intervals import sweep_intervals
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "sensitivity"
 

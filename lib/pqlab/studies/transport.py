@@ -19,11 +19,11 @@ from pqlab.params import StudyParams, ThreadParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.studies.typed_metrics import MetricsNode, StageMetrics, validated
 from pqlab.thread import analysis, intervals
 from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.grid import fitting_configs, grid_points, run_grid
 from pqlab.thread.summary import summarise
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "transport"
 

@@ -55,6 +55,8 @@ def variant_params(params: ThreadParams, variant: str) -> ThreadParams:
 
 def _value(summary: pd.DataFrame, column: str, config: str, hops: int, loss: str, transport: str,
            sleepy: bool = False) -> float | None:
+    if column not in summary:  # a summary without bootstrap intervals (counts_and_medians) has no median_lo_s
+        return None
     row = summary[(summary["config"] == config) & (summary["hops"] == hops) & (summary["loss"] == loss)
                   & (summary["transport"] == transport) & (summary["sleepy"] == sleepy)]
     if len(row) != 1 or pd.isna(row[column].iloc[0]):

@@ -68,25 +68,14 @@ def _span(prefix: str, cells: list[tuple[float, float | None, float | None]]) ->
     return out
 
 
-def mean_ci(values: np.ndarray, resamples: int, seed: int) -> tuple[float | None, float | None]:
-    """Percentile-bootstrap interval of a mean (None without values)."""
+def bootstrap_ci(values: np.ndarray, statistic, resamples: int, seed: int) -> tuple[float | None, float | None]:
+    """Percentile-bootstrap interval of ``statistic`` (np.mean, np.median) of ``values`` (None without values)."""
     data = np.asarray(values, dtype=np.float64)
     if data.size == 0:
         return None, None
     if data.size == 1 or np.ptp(data) == 0:
         return float(data[0]), float(data[0])
-    boot = stats.bootstrap((data,), np.mean, n_resamples=resamples, confidence_level=CONFIDENCE,
-                           method="percentile", rng=np.random.default_rng(seed))
-    return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
-
-
-def median_ci(values: np.ndarray, resamples: int, seed: int) -> tuple[float | None, float | None]:
-    data = np.asarray(values, dtype=np.float64)
-    if data.size == 0:
-        return None, None
-    if data.size == 1 or np.ptp(data) == 0:
-        return float(data[0]), float(data[0])
-    boot = stats.bootstrap((data,), np.median, n_resamples=resamples, confidence_level=CONFIDENCE,
+    boot = stats.bootstrap((data,), statistic, n_resamples=resamples, confidence_level=CONFIDENCE,
                            method="percentile", rng=np.random.default_rng(seed))
     return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
 
@@ -139,8 +128,8 @@ def headline_intervals(table: pd.DataFrame, summary: pd.DataFrame, params: Threa
     for i, h in enumerate((2, 4)):
         mine = table[(table["config"] == d3) & (table["hops"] == h) & (table["loss"] == quiet)
                      & (table["transport"] == "ipv6") & ~table["sleepy"]]
-        out[f"drop_in_spurious_{h}hop_none_lo"], out[f"drop_in_spurious_{h}hop_none_hi"] = mean_ci(
-            mine["spurious"].to_numpy(), resamples, params.seed + 7919 * (i + 1))
+        out[f"drop_in_spurious_{h}hop_none_lo"], out[f"drop_in_spurious_{h}hop_none_hi"] = bootstrap_ci(
+            mine["spurious"].to_numpy(), np.mean, resamples, params.seed + 7919 * (i + 1))
     # D3 under heavy Wi-Fi by transport and hop count (Fig. 2a: "from two hops on it is the slowest")
     by_hop = {}
     for h in params.hops:
@@ -156,14 +145,14 @@ def headline_intervals(table: pd.DataFrame, summary: pd.DataFrame, params: Threa
         mine = table[(table["config"] == name) & (table["hops"] == 1) & (table["loss"] == quiet) & ~table["sleepy"]
                      & table["transport"].isin(["datagram", "block"]) & table["ok"]]
         mine = mine[mine["transport"] == mine["transport"].iloc[0]] if len(mine) else mine
-        lo, hi = median_ci((mine["device_tx_ms"] + mine["device_rx_ms"]).to_numpy(), resamples,
-                           params.seed + 104729 * (i + 1))
+        lo, hi = bootstrap_ci((mine["device_tx_ms"] + mine["device_rx_ms"]).to_numpy(), np.median, resamples,
+                              params.seed + 104729 * (i + 1))
         out[f"radio_1hop_none_{role}_lo_ms"], out[f"radio_1hop_none_{role}_hi_ms"] = lo, hi
     # pull segmentation vs block transfer over every segmented scenario
     keys = ["config", "hops", "loss", "sleepy"]
-    pull = summary[summary["transport"] == "pull"].set_index(keys)
-    block = summary[summary["transport"] == "block"].set_index(keys)
-    both = pull.join(block, lsuffix="_pull", rsuffix="_block", how="inner")
+    pull = summary[summary["transport"] == "pull"].set_index(keys).add_suffix("_pull")
+    block = summary[summary["transport"] == "block"].set_index(keys).add_suffix("_block")
+    both = pull.join(block, how="inner")
     diff = (both["median_s_pull"] / both["median_s_block"] - 1.0) * 100.0
     diff_lo = (both["median_lo_s_pull"] / both["median_hi_s_block"] - 1.0) * 100.0
     diff_hi = (both["median_hi_s_pull"] / both["median_lo_s_block"] - 1.0) * 100.0

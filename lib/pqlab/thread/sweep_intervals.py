@@ -36,9 +36,9 @@ def _times(table: pd.DataFrame, point_id: str) -> np.ndarray:
 
 def _pairs(stats: pd.DataFrame, panel: str, keys: list[str], numerator: str, denominator: str) -> pd.DataFrame:
     part = stats[stats["panel"] == panel]
-    num = part[part["transport"] == numerator].set_index(keys)
-    den = part[part["transport"] == denominator].set_index(keys)
-    return num.join(den, lsuffix="_num", rsuffix="_den", how="inner").reset_index()
+    num = part[part["transport"] == numerator].set_index(keys).add_suffix("_num")
+    den = part[part["transport"] == denominator].set_index(keys).add_suffix("_den")
+    return num.join(den, how="inner").reset_index()
 
 
 def _cell(table: pd.DataFrame, r: pd.Series, threshold: float, resamples: int, rng: np.random.Generator) -> dict:
