@@ -31,4 +31,5 @@ def rows_csv(table: pd.DataFrame) -> pd.DataFrame:
                                                      else None)
             lines.append({"id": r.id, **common, "paper_value": r.paper_value, "here_value": here,
                           "here_low": r.ci_low, "here_high": r.ci_high})
-    return pd.DataFrame(lines, columns=COLUMNS)
+    # object columns: a whole number stays whole ("5000", not "5000.0") beside text values and blanks
+    return pd.DataFrame(lines, columns=COLUMNS, dtype=object)

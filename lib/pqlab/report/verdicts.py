@@ -423,6 +423,13 @@ def _here_text(q: Quantity, o: Outcome) -> str:
     return _fmt(o.here)
 
 
+def _as_printed(end: Printed | None) -> float | int | None:
+    """A printed number as a value: whole when the paper prints it whole."""
+    if end is None:
+        return None
+    return int(end.value) if end.half_unit >= 0.5 and float(end.value).is_integer() else end.value
+
+
 def collect(reference: Reference, tree: MetricsTree | Path,
             pipeline: Callable[[str], bool] = in_pipeline) -> pd.DataFrame:
     """One row per reference row: the paper's value, this run's, the interval or data it was judged on, verdict
@@ -433,15 +440,15 @@ def collect(reference: Reference, tree: MetricsTree | Path,
     for q in reference.quantities:
         o = judge(q, reference, tree, pipeline)
         ends = q.ends
-        point = ends[0].value if not q.is_range and ends[0] is not None else None
-        here_number = number(o.here)
+        point = _as_printed(ends[0]) if not q.is_range and ends[0] is not None else None
+        here_number = o.here if isinstance(o.here, int) and not isinstance(o.here, bool) else number(o.here)
         rows.append({
             "id": q.id, "paper_id": q.paper, "where": q.where, "claim": f"{q.row} — {q.column}",
             "quantity": f"{q.row} — {q.column}", "source": q.where, "kind": q.kind, "unit": q.unit,
             "paper": _paper_text(q),
             "paper_value": point if point is not None else (None if q.is_range else str(q.value)),
-            "paper_low": ends[0].value if q.is_range else None,  # type: ignore[union-attr]
-            "paper_high": ends[1].value if q.is_range else None,  # type: ignore[union-attr]
+            "paper_low": _as_printed(ends[0]) if q.is_range else None,
+            "paper_high": _as_printed(ends[1]) if q.is_range else None,
             "here": here_number, "here_high": o.here_high, "here_text": _here_text(q, o),
             "ci_low": o.interval[0] if o.interval else None, "ci_high": o.interval[1] if o.interval else None,
             "ci_high_low": o.interval_high[0] if o.interval_high else None,
@@ -454,4 +461,5 @@ def collect(reference: Reference, tree: MetricsTree | Path,
             "verdict": o.verdict.value, "why": "; ".join(o.reasons), "produced_by": o.produced_by,
             "table": "sensitivity" if q.sensitivity else "main", "sensitivity": q.sensitivity, "main": q.main,
         })
-    return pd.DataFrame(rows, columns=COLUMNS)
+    # object columns: a count stays an int (5000, not 5000.0) beside floats, text and blanks
+    return pd.DataFrame({column: pd.Series([r[column] for r in rows], dtype=object) for column in COLUMNS})
