@@ -12,13 +12,17 @@ PIP    := $(BIN)/python -m pip --quiet
 # Some machines' pip.conf lists local index folders that do not exist; drop that noise only.
 QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup tpm repro test bench lab lint lock clean-venv sanitize
+.PHONY: setup tpm browser repro test bench lab lint lock clean-venv sanitize
 
-setup: $(STAMP) tpm
+setup: $(STAMP) tpm browser
 
 # Debian's swtpm/tpm2-tools/libtss2-dev (as root, only if missing) and tpm2-pytss in the venv; prints why if not.
 tpm: $(STAMP)
 	@bash scripts/setup-tpm.sh $(BIN)/python
+
+# Debian's chromium (as root, only if missing) for the real-browser test; Playwright comes from the lock file.
+browser: $(STAMP)
+	@bash scripts/setup-browser.sh $(BIN)/python
 
 $(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*.c lib/pqlab/*/*.h lib/pqlab/*/*/*.c lib/pqlab/*/*/*.h)
 	@$(PYTHON) -c 'import sys; sys.exit("pqlab needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -49,6 +53,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_scaling.py
 	$(BIN)/python benchmarks/bench_amort_fastpath.py
 	$(BIN)/python benchmarks/bench_paper_run.py
+	$(BIN)/python benchmarks/bench_whatif.py
 
 # The AMORT-V1 C fast path under AddressSanitizer + UndefinedBehaviorSanitizer: an instrumented build of the
 # extension (build/sanitize/), loaded into the venv's Python with the sanitizer runtimes preloaded, runs the

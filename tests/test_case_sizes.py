@@ -78,17 +78,56 @@ def test_real_certificate_signatures_verify_under_the_issuer_key():
 # ----------------------------------------------------------------------------- algorithm sizes
 
 
-def test_algorithm_sizes_match_the_shared_liboqs_table(vectors):
+def test_algorithm_sizes_match_the_vendored_table_and_its_sources(vectors):
+    """Every size in the registry is the vendored table's row for it (by liboqs name where liboqs has the
+    algorithm, else by name), and the entry cites the same source (repository and commit) as that row."""
     with (vectors / "pq_sizes.csv").open() as handle:
-        rows = {r["liboqs_name"] or r["algorithm"]: r for r in csv.DictReader(handle)}
+        table = list(csv.DictReader(handle))
+    by_liboqs = {r["liboqs_name"]: r for r in table if r["liboqs_name"]}
+    by_name = {r["algorithm"]: r for r in table}
     for alg in algorithms.SIGNATURES.values():
-        row = rows[alg.liboqs_name or "ECDSA-P256"]
+        row = by_liboqs[alg.liboqs_name] if alg.liboqs_name else by_name[alg.name]
         assert (int(row["public_key"]), int(row["signature"])) == (alg.public_key, alg.signature), alg.name
+        assert row["source"] == alg.source, alg.name
         assert alg.liboqs_name is None or "5a1a854b0dc9f2141bdc771c555ee60c37950183" in row["source"]
     for alg in algorithms.KEMS.values():
-        row = rows[alg.liboqs_name]
+        row = by_liboqs[alg.liboqs_name]
         assert (int(row["public_key"]), int(row["ciphertext"])) == (alg.public_key, alg.ciphertext), alg.name
+        assert row["source"] == alg.source, alg.name
     assert "5a1a854b0dc9f2141bdc771c555ee60c37950183" in algorithms.SOURCE
+
+
+def test_the_papers_algorithms_are_a_fixed_part_of_the_registry():
+    """The paper's stages name only the paper's algorithms; the newer ones come after them, unchanged."""
+    assert algorithms.PAPER_SIGNATURES == ("ECDSA-P256", "ML-DSA-44", "ML-DSA-65", "Falcon-512", "SLH-DSA-SHA2-128s",
+                                           "SLH-DSA-SHA2-128f", "MAYO-2", "SNOVA-24-5-4", "UOV-Is-pkc")
+    assert algorithms.PAPER_KEMS == ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024")
+    assert tuple(algorithms.SIGNATURES)[:len(algorithms.PAPER_SIGNATURES)] == algorithms.PAPER_SIGNATURES
+    newer = set(algorithms.SIGNATURES) - set(algorithms.PAPER_SIGNATURES)
+    assert {"SQIsign-I", "HAWK-512", "CROSS-RSDPG-128-small", "FN-DSA-512", "MAYO-1", "UOV-Ip-pkc",
+            "SNOVA-25-8-3"} <= newer
+    assert {"HQC-1", "HQC-3", "HQC-5"} == set(algorithms.KEMS) - set(algorithms.PAPER_KEMS)
+
+
+@pytest.mark.parametrize("name", ["SQIsign-I", "HAWK-512", "CROSS-RSDPG-128-small", "HQC-1", "UOV-Ip"])
+def test_newer_algorithms_build_handshakes_whose_fields_have_their_registry_sizes(name):
+    """A chain of a newer signature (or an HQC key exchange) encodes; its key and signature fields are the
+    registry's sizes, so the message grows by exactly the size difference to ML-DSA-44."""
+    from pqlab.case.configurations import CaseConfig
+
+    if name in algorithms.KEMS:
+        base = case_message_sizes(CaseConfig(key_exchange="ML-KEM-768", noc="ML-DSA-44", icac=None, rcac="ML-DSA-44"))
+        new = case_message_sizes(CaseConfig(key_exchange=name, noc="ML-DSA-44", icac=None, rcac="ML-DSA-44"))
+        kem, ref = algorithms.kem(name), algorithms.kem("ML-KEM-768")
+        assert new["Sigma1"] - base["Sigma1"] == kem.public_key - ref.public_key
+        assert new["Sigma2"] - base["Sigma2"] == kem.ciphertext - ref.ciphertext
+        return
+    base = case_message_sizes(CaseConfig(key_exchange="ML-KEM-768", noc="ML-DSA-44", icac=None, rcac="ML-DSA-44"))
+    new = case_message_sizes(CaseConfig(key_exchange="ML-KEM-768", noc="ML-DSA-44", icac=None, rcac=name))
+    sig, ref = algorithms.signature(name), algorithms.signature("ML-DSA-44")
+    # the root signs the NOC: only the NOC's signature field changes (its TLV length prefix may change width)
+    grown = new["Sigma2"] - base["Sigma2"]
+    assert abs(grown - (sig.signature - ref.signature)) <= 4
 
 
 def test_backend_sizes_agree_where_a_backend_exists():

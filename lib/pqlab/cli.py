@@ -53,7 +53,7 @@ def _params(args: argparse.Namespace) -> int:
     from pqlab import params
 
     settings = params.load(args.params, args.profile)
-    print(json.dumps(settings.model_dump(mode="json"), indent=2))
+    print(json.dumps(params.dump_all(settings), indent=2))
     return 0
 
 
@@ -108,6 +108,15 @@ def _design_space(args: argparse.Namespace) -> int:
 
     result = design_space.run(*_settings_and_paths(args))
     print(result.tables["design_space_pareto"].to_string(index=False))
+    _print_written(result)
+    return 0
+
+
+def _extended_design_space(args: argparse.Namespace) -> int:
+    from pqlab.studies import extended_design_space
+
+    result = extended_design_space.run(*_settings_and_paths(args), progress=not args.quiet)
+    print(result.tables["extended_design_space_pareto"].to_string(index=False))
     _print_written(result)
     return 0
 
@@ -344,6 +353,12 @@ def build_parser() -> argparse.ArgumentParser:
     _study_arguments(space)
     space.set_defaults(func=_design_space)
 
+    ext = sub.add_parser("extended-design-space", help="the design space with newer algorithms: fronts, what enters "
+                         "them, new fits (beyond PQ-CASE §VIII)")
+    _study_arguments(ext)
+    ext.add_argument("--quiet", action="store_true", help="no progress bar")
+    ext.set_defaults(func=_extended_design_space)
+
     tr = sub.add_parser("transport", help="run the PQ-CASE Thread transport grid (Fig. 2, Table I times)")
     tr.add_argument("--configs",
                     help="YAML/JSON: name -> {sizes: [Sigma1, Sigma2, Sigma3, status], device_compute_ms: "
@@ -428,6 +443,9 @@ def build_parser() -> argparse.ArgumentParser:
     origin.add_argument("--quiet", action="store_true", help="no progress bar")
     origin.set_defaults(func=_device_origin)
 
+    from pqlab.cli_whatif import add_parser as add_whatif  # argparse only: the work is imported when it runs
+
+    add_whatif(sub)
     return parser
 
 

@@ -29,8 +29,12 @@ CRYPTO_KEMS = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024")
 CRYPTO_SIGNATURES = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "SLH-DSA-SHA2-128f", "SLH-DSA-SHA2-128s",
                      "SLH-DSA-SHAKE-128f", "SLH-DSA-SHAKE-128s", "Falcon-512", "MAYO-2", "SNOVA-24-5-4", "UOV-Is-pkc")
 CASE_SIGNATURES = ("ECDSA-P256", "ML-DSA-44", "ML-DSA-65", "Falcon-512", "SLH-DSA-SHA2-128s", "SLH-DSA-SHA2-128f",
-                   "MAYO-2", "SNOVA-24-5-4", "UOV-Is-pkc")
-CASE_KEMS = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024")
+                   "MAYO-2", "SNOVA-24-5-4", "UOV-Is-pkc",
+                   # newer (pqlab.case.algorithms): the what-if tools and the extended design space
+                   "ML-DSA-87", "FN-DSA-512", "FN-DSA-1024", "MAYO-1", "MAYO-3", "MAYO-5", "UOV-Ip", "UOV-Ip-pkc",
+                   "SNOVA-25-8-3", "SNOVA-37-17-2", "SQIsign-I", "SQIsign-III", "SQIsign-V", "HAWK-512", "HAWK-1024",
+                   "CROSS-RSDP-128-small", "CROSS-RSDPG-128-small", "CROSS-RSDPG-128-balanced", "CROSS-RSDPG-128-fast")
+CASE_KEMS = ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "HQC-1", "HQC-3", "HQC-5")
 CASE_AUTH_MODES = ("sig", "kem", "kem-pdk")
 CASE_CACHE_MODES = ("none", "responder", "both")
 THREAD_TRANSPORTS = ("ipv6", "pull", "block")
@@ -117,6 +121,17 @@ class DesignSpaceParams(_Strict):
         default=("sig/none", "sig/responder", "sig/both", "kem/none", "kem-pdk/none", "kem-pdk/both"), min_length=1)
     static_kem: str = "ML-KEM-768"
     configurations: tuple[str, ...] = Field(default=TABLE1_NAMES, min_length=1)
+
+
+class ExtendedDesignSpaceParams(_Strict):
+    """Beyond the paper: ``design_space``'s members with these newer algorithms added to each dimension (HQC, NIST's
+    2025 KEM; round-2 additional signatures). The paper's 3,780 points stay a subset, unchanged."""
+
+    add_key_exchanges: tuple[str, ...] = ("HQC-1",)
+    add_noc: tuple[str, ...] = ("MAYO-1", "SNOVA-25-8-3", "HAWK-512", "SQIsign-I", "CROSS-RSDPG-128-small")
+    add_icac: tuple[str, ...] = ("MAYO-1", "SNOVA-25-8-3", "HAWK-512", "SQIsign-I", "CROSS-RSDPG-128-small")
+    add_rcac: tuple[str, ...] = ("MAYO-1", "SNOVA-25-8-3", "HAWK-512", "SQIsign-I", "CROSS-RSDPG-128-small",
+                                 "UOV-Ip-pkc")
 
 
 class LossScenario(_Strict):
@@ -641,6 +656,9 @@ class StudyParams(_Strict):
     attack_matrix: AttackMatrixParams = Field(default_factory=AttackMatrixParams)
     case_sizes: CaseSizesParams = Field(default_factory=CaseSizesParams)
     design_space: DesignSpaceParams = Field(default_factory=DesignSpaceParams)
+    # Kept out of model_dump(): every stage records model_dump() as its provenance, and a section added beside
+    # the paper's must not change the paper stages' bytes; the extended stage records this section itself.
+    extended_design_space: ExtendedDesignSpaceParams = Field(default_factory=ExtendedDesignSpaceParams, exclude=True)
     thread: ThreadParams = Field(default_factory=ThreadParams)
     recovery: RecoveryParams = Field(default_factory=RecoveryParams)
     control_cycle: ControlCycleParams = Field(default_factory=ControlCycleParams)
@@ -821,6 +839,10 @@ _NAME_CHECKS = {
     ("design_space", "modes"): _mode_problem,
     ("design_space", "static_kem"): _one_of(CASE_KEMS, "a CASE KEM"),
     ("design_space", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
+    ("extended_design_space", "add_key_exchanges"): _key_exchange_problem,
+    ("extended_design_space", "add_noc"): _one_of(CASE_SIGNATURES, "a CASE signature algorithm"),
+    ("extended_design_space", "add_icac"): _one_of(CASE_SIGNATURES, "a CASE signature algorithm"),
+    ("extended_design_space", "add_rcac"): _one_of(CASE_SIGNATURES, "a CASE signature algorithm"),
     ("thread", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
 }
 
@@ -903,6 +925,15 @@ def resolve(data: dict[str, Any], profile: str | None = None, *, source: str = "
 def load(path: str | Path, profile: str | None = None) -> StudyParams:
     """Load and validate a params file; ``profile`` overrides the file's own ``profile`` key."""
     return resolve(load_raw(path), profile, source=str(path))
+
+
+def dump_all(settings: StudyParams) -> dict[str, Any]:
+    """Every resolved field, the sections kept out of ``model_dump`` (provenance) included (``pqlab params``)."""
+    dumped = settings.model_dump(mode="json")
+    for name, info in StudyParams.model_fields.items():
+        if info.exclude:
+            dumped[name] = getattr(settings, name).model_dump(mode="json")
+    return dumped
 
 
 def find_params(start: str | Path | None = None) -> Path:

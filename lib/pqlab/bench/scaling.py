@@ -132,6 +132,12 @@ def one_report_spans(n: int) -> tuple[Span, ...]:
     return tuple(Span(i.to_bytes(ID_OCTETS, "big"), 1, 1, 1, bytes(HASH)) for i in range(n))
 
 
+def checkpoint_octets(spans: int, signature_octets: int) -> int:
+    """``len()`` of a real Checkpoint encoding with ``spans`` one-report spans and a ``signature_octets`` signature
+    (the what-if tools' checkpoint size for a fleet)."""
+    return len(_checkpoint(one_report_spans(spans), (), signature_octets))
+
+
 def decompose(report: bytes, signature_octets: int) -> Decomposition:
     """Record, tags and report from ``report``'s own encoding; the checkpoint's fixed part, per-span and per-close
     octets from real Checkpoint encodings carrying a signature of ``signature_octets``."""

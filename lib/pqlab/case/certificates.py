@@ -32,6 +32,11 @@ ALGORITHM_IDS = {
     "ECDSA-P256": 1, "ML-DSA-44": 2, "ML-DSA-65": 3, "Falcon-512": 4, "SLH-DSA-SHA2-128s": 5,
     "SLH-DSA-SHA2-128f": 6, "MAYO-2": 7, "SNOVA-24-5-4": 8, "UOV-Is-pkc": 9,
     "ML-KEM-512": 10, "ML-KEM-768": 11, "ML-KEM-1024": 12,
+    # the newer algorithms of pqlab.case.algorithms (what-if tools, extended design space)
+    "ML-DSA-87": 13, "FN-DSA-512": 14, "FN-DSA-1024": 15, "MAYO-1": 16, "MAYO-3": 17, "MAYO-5": 18, "UOV-Ip": 19,
+    "UOV-Ip-pkc": 20, "SNOVA-25-8-3": 21, "SNOVA-37-17-2": 22, "SQIsign-I": 23, "SQIsign-III": 24, "SQIsign-V": 25,
+    "HAWK-512": 26, "HAWK-1024": 27, "CROSS-RSDP-128-small": 28, "CROSS-RSDPG-128-small": 29,
+    "CROSS-RSDPG-128-balanced": 30, "CROSS-RSDPG-128-fast": 31, "HQC-1": 32, "HQC-3": 33, "HQC-5": 34,
 }
 COMPOSITE_ID_BASE = 0x80  # composite P-256 + X: 0x80 + id(X)
 
