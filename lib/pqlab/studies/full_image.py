@@ -27,9 +27,9 @@ class CacheState(MetricsNode):
 
     median_ms: float
     throughput_mb_s: float
-    ratio_to_sign: float
+    ratio_to_sign: float | None   # None when the cost study has not run
     measurements_per_s: float
-    backend: str
+    backend: str | None
 
 
 class ImageFacts(MetricsNode):
@@ -52,10 +52,13 @@ class Eviction(MetricsNode):
 
 
 class SignatureReference(MetricsNode):
+    """The cost study's signature median the ratios divide by (None, with why, when that stage has not run)."""
+
     file: str
     key: str
-    median_us: float
-    backend: str
+    median_us: float | None
+    backend: str | None
+    missing: str | None = None
 
 
 class FullImageMetrics(StageMetrics):
