@@ -80,7 +80,7 @@ def test_full_image_measures_the_generated_tree_warm_and_cold(project):
             "full_image_samples.parquet", "full_image_evictions.parquet"} <= names
     evictions = pd.read_parquet(paths.raw / "full_image_evictions.parquet")
     assert len(evictions) == 2 * 40 and (evictions["resident_after"] == 0).all()
-    (paths.derived / "costs_metrics.json").unlink()  # a stand-in for the study, not a costs metrics file the report reads
+    (paths.derived / "costs_metrics.json").unlink()  # the study's stand-in, not a costs metrics file for the report
     reference = load_reference(paths.paper_reference)
     rows = collect(reference, paths.derived)
     mine = [q.metric.startswith("full_image_metrics.json:") for q in reference.quantities]
