@@ -64,7 +64,7 @@ def _extras(r: Any) -> str:
     parts = []
     if not pd.isna(r.cells_here):
         parts.append(f"{int(r.cells_here)} of {int(r.cells_paper)} cells")
-    if not pd.isna(r.failure_rate):
+    if not pd.isna(r.failure_rate) and r.failure_rate > 0:
         parts.append(f"failed {r.failure_rate:.1%}")
     return " (" + ", ".join(parts) + ")" if parts else ""
 
@@ -131,8 +131,9 @@ def _not_reproduced(table: pd.DataFrame) -> list[str]:
         return [*lines, "None: every main row that was judged reproduces.", ""]
     lines += [f"{len(main)} main rows differ (claim — paper — here — why):", ""]
     for r in main.itertuples():
+        here = r.data if r.kind == "claim" and r.data else r.here_text  # a claim: the data it was evaluated on
         lines.append(f"- **{_cell(r.id)}** ({_cell(r.where)}) {_cell(r.claim)} — paper {_cell(r.paper)} "
-                     f"{_cell(r.unit)} — here {_cell(r.here_text)}{_cell(_extras(r))} — {_cell(r.why)}")
+                     f"{_cell(r.unit)} — here {_cell(here)}{_cell(_extras(r))} — {_cell(r.why)}")
     not_run = table[(table["table"] == "main") & (table["verdict"] == Verdict.NOT_RUN.value)]
     if len(not_run):
         lines += ["", f"Not run here: {len(not_run)} main rows ("
