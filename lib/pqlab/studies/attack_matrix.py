@@ -103,13 +103,12 @@ METRICS = AttackMatrixMetrics
 def case_outcomes(summary: pd.DataFrame, runs: pd.DataFrame) -> dict[str, dict]:
     """Per Table VI case: expected and observed outcome, the control's detail, repeats passed."""
     out = {}
-    for row in summary[summary["table"] == "table6"].itertuples(index=False):
-        mine = runs[runs["case"] == row[0]]
-        observed = str(row[4])
-        code, _, detail = observed.partition(" (")
-        out[str(row[0])] = {"class": str(row[1]), "expected": str(row[3]).partition(" (")[0], "observed": code,
-                            "detail": detail.rstrip(")"), "passed": bool(row[5]), "runs": len(mine),
-                            "runs_passed": int(mine["pass"].sum())}
+    for row in summary[summary["table"] == "table6"].to_dict("records"):
+        mine = runs[runs["case"] == row["case"]]
+        code, _, detail = str(row["observed code"]).partition(" (")
+        out[str(row["case"])] = {"class": str(row["class"]), "expected": str(row["expected code"]).partition(" (")[0],
+                                 "observed": code, "detail": detail.rstrip(")"), "passed": bool(row["pass"]),
+                                 "runs": len(mine), "runs_passed": int(mine["pass"].sum())}
     return out
 
 
