@@ -473,3 +473,14 @@ def test_repo_reference_has_every_claim_once_and_covers_both_papers(repo_referen
             assert (paper, item) in covered, (paper, item)
     cells = [q for q in main if q.id.startswith(("case.vii.fig4a.o", "case.vii.fig4b.o"))]
     assert len(cells) == 50 and sum(q.marked.paper for q in cells) == 8
+
+
+def test_a_study_writing_a_key_its_model_does_not_declare_fails_in_one_line():
+    from pqlab.typed_metrics import validated
+
+    good = METRICS["costs_metrics.json"]
+    assert validated(CostsLike, good)["record_octets"] == 83
+    with pytest.raises(MetricsMismatchError) as failure:
+        validated(CostsLike, {**{k: v for k, v in good.items() if k != "record_octets"}, "record_octet": 83})
+    message = str(failure.value)
+    assert message.startswith("CostsLike: `record_octets`: field required (and 1 more)") and "\n" not in message

@@ -14,7 +14,9 @@ import types
 import typing
 from typing import Any, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from pqlab.errors import MetricsMismatchError
 
 
 class MetricsNode(BaseModel):
@@ -34,8 +36,17 @@ class StageMetrics(MetricsNode):
 
 
 def validated(model: type[StageMetrics], data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` checked against ``model`` and dumped back: what a study writes as its metrics file."""
-    return model.model_validate(data).dump()
+    """``data`` checked against ``model`` and dumped back: what a study writes as its metrics file. A study whose
+    numbers do not fit its own model is a MetricsMismatchError naming the first key (one line, not a traceback)."""
+    try:
+        return model.model_validate(data).dump()
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = errors[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise MetricsMismatchError(f"`{where}`: {first['msg'].lower()}{more}: the study's metrics do not fit "
+                                   f"{model.__name__}; declare the key there", field=model.__name__) from None
 
 
 def stage_model(stage: str) -> type[StageMetrics] | None:

@@ -171,6 +171,10 @@ def headline_intervals(table: pd.DataFrame, summary: pd.DataFrame, params: Threa
     sed_runs = table[table["sleepy"] & (table["transport"] == "ipv6") & (table["loss"] == noisy) & ~table["ok"]]
     out["sed_ipv6_heavy_failures_by_message"] = _names(sed_runs["failed_message"])
     out["sed_ipv6_heavy_failures"] = int(sed["failures"].sum())
+    for key in ("max_failure_config", "max_failure_hops", "max_failure_rate_lo", "max_failure_rate_hi",
+                "drop_in_max_failure_rate", "drop_in_max_failure_rate_lo", "drop_in_max_failure_rate_hi",
+                "scenarios_with_failures_lo", "scenarios_with_failures_hi"):
+        out[f"sed_ipv6_heavy_{key}"] = None  # no sleepy scenario with oversized messages in this grid
     if len(sed):
         worst = sed.loc[sed["failure_rate"].idxmax()]
         out["sed_ipv6_heavy_max_failure_config"] = str(worst["config"])
