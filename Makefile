@@ -12,7 +12,8 @@ PIP    := $(BIN)/python -m pip --quiet
 # Some machines' pip.conf lists local index folders that do not exist; drop that noise only.
 QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup tpm browser repro test bench lab lint lock clean-venv sanitize
+.PHONY: setup tpm browser repro test bench lab lint lock clean-venv sanitize sanitize-amort sanitize-thread liboqs \
+        clean-liboqs
 
 setup: $(STAMP) tpm browser
 
@@ -36,6 +37,14 @@ $(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (pqlab)" >/dev/null
 	@touch $(STAMP)
 
+# The papers' own PQ library: liboqs (requirements/liboqs.toml) built into .venv/liboqs, where pqlab looks first.
+# LIBOQS_SRC=DIR|ARCHIVE builds from a local source; LIBOQS_ALGS=all builds every algorithm (default: pqlab's).
+liboqs: $(STAMP)
+	@$(BIN)/python scripts/build_liboqs.py
+
+clean-liboqs:
+	@test ! -x $(BIN)/python || $(BIN)/python scripts/build_liboqs.py --clean
+
 repro: setup
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
 	@echo "Figures and tables: paper_figs/   Paper vs here: paper_figs/REPORT.md"
@@ -55,37 +64,68 @@ bench: setup
 	$(BIN)/python benchmarks/bench_paper_run.py
 	$(BIN)/python benchmarks/bench_whatif.py
 
-# The AMORT-V1 C fast path under AddressSanitizer + UndefinedBehaviorSanitizer: an instrumented build of the
-# extension (build/sanitize/), loaded into the venv's Python with the sanitizer runtimes preloaded, runs the
-# 149 differential vectors, the fast-path tests and a 100,000-batch differential fuzz run. Any sanitizer
-# report stops the run; CPython's own exit-time leaks are ignored, a leak whose stack reaches amort_core.c or
-# _amort_native.c fails it. PYTHONMALLOC=malloc puts the report buffers the decoder reads under ASan too.
+# The C cores under AddressSanitizer + UndefinedBehaviorSanitizer, one sanitize-<core> target each (a new core: add
+# it to SANITIZE_CORES and write its target like these). Each builds its extension instrumented (build/sanitize/),
+# loads it into the venv's Python with the sanitizer runtimes preloaded and runs the core's differential tests; any
+# sanitizer report stops the run. CPython's own exit-time leaks are ignored, a leak whose stack reaches the core's
+# sources fails it. PYTHONMALLOC=malloc puts Python's buffers under ASan too; allocator_may_return_null lets the
+# tests that ask for impossible sizes see the NULL the cores must handle.
+SANITIZE_CORES := amort thread
+AMORT_NATIVE   := lib/pqlab/amort/native
+THREAD_CORE    := lib/pqlab/thread
 SAN_DIR    := build/sanitize
-SAN_EXT    := $(SAN_DIR)/_amort_native.so
-SAN_LOG    := $(SAN_DIR)/sanitizer.log
 SAN_CFLAGS := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
-              -Wall -Wextra -Werror -shared -fPIC
-SAN_RUN     = LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
-              ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=exitcode=0 \
-              UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONMALLOC=malloc \
-              PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_EXT))
-SAN_FAIL    = { echo "sanitize: failed; the end of $(SAN_LOG):"; tail -40 $(SAN_LOG); exit 1; }
+              -Wall -Wextra -Werror
+SAN_PYINC   = -I"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+SAN_ENV     = env LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+              ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 LSAN_OPTIONS=exitcode=0 \
+              UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONMALLOC=malloc
+SAN_PYTEST  = $(BIN)/python -m pytest -q -p no:cacheprovider -p no:randomly
+SAN_RETRY   = bash scripts/sanitize-run.sh
+# $(call san_fail,log) / $(call san_check,log,grep -e patterns naming the core's sources,what)
+san_fail    = { echo "sanitize: failed; the end of $(1):"; tail -40 $(1); exit 1; }
+san_check   = if grep -q $(2) -e "runtime error" -e "ERROR: AddressSanitizer" $(1); then \
+                grep -B2 -A12 $(2) -e "runtime error" -e "ERROR: AddressSanitizer" $(1) | head -60; \
+                echo "sanitize: a sanitizer report or a leak from $(3) (full log: $(1))"; exit 1; fi; \
+              echo "sanitize: $(3): no sanitizer report and no leak; log: $(1)"
 
-sanitize: setup
-	@mkdir -p $(SAN_DIR) && rm -f $(SAN_LOG)
-	$(CC) $(SAN_CFLAGS) -I"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
-	  $$(pkg-config --cflags libcrypto) $(AMORT_NATIVE)/_amort_native.c $(AMORT_NATIVE)/amort_core.c \
-	  -o $(SAN_EXT) $$(pkg-config --libs libcrypto)
-	$(SAN_RUN) $(BIN)/python -c 'from pqlab.amort import native; ok, what = native.status(); \
-	  assert ok and "$(SAN_DIR)" in what, what; print("sanitized build:", what)'
-	$(SAN_RUN) $(BIN)/python -m pytest -q -p no:cacheprovider tests/amort/test_fastpath_vectors.py \
-	  tests/amort/test_fastpath.py tests/amort/test_fastpath_fuzz.py 2>>$(SAN_LOG) || $(SAN_FAIL)
-	$(SAN_RUN) $(BIN)/python -m pqlab.cli amort-fuzz --batches 100000 --json $(SAN_DIR)/fuzz.json 2>>$(SAN_LOG) \
-	  || $(SAN_FAIL)
-	@if grep -q -e "amort_core\.c" -e "_amort_native\.c" -e "runtime error" -e "ERROR: AddressSanitizer" $(SAN_LOG); then \
-	  grep -B2 -A12 -e "amort_core\.c" -e "_amort_native\.c" -e "runtime error" $(SAN_LOG) | head -60; \
-	  echo "sanitize: a sanitizer report or a leak from the AMORT native code (full log: $(SAN_LOG))"; exit 1; fi
-	@echo "sanitize: no sanitizer report and no leak from the AMORT native code; log: $(SAN_LOG)"
+sanitize: $(addprefix sanitize-,$(SANITIZE_CORES))
+	@echo "sanitize: clean: $(SANITIZE_CORES)"
+
+# AMORT-V1 fast path: the 149 + 81 differential vectors (paper and extension sets), the fast-path tests and a 100,000-batch differential fuzz run.
+sanitize-amort: setup
+	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/amort.log
+	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) $$(pkg-config --cflags libcrypto) $(AMORT_NATIVE)/_amort_native.c \
+	  $(AMORT_NATIVE)/amort_core.c -o $(SAN_DIR)/_amort_native.so $$(pkg-config --libs libcrypto)
+	$(SAN_ENV) PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) $(BIN)/python -c 'from pqlab.amort import \
+	  native; ok, what = native.status(); assert ok and "$(SAN_DIR)" in what, what; print("sanitized build:", what)' \
+	  2>>$(SAN_DIR)/amort.log || $(call san_fail,$(SAN_DIR)/amort.log)
+	@# leaks are checked in the fuzz run below: LeakSanitizer's exit-time tracer crashes in this pytest process here
+	$(SAN_RETRY) $(SAN_DIR)/amort.log $(SAN_ENV) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
+	  PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) \
+	  $(SAN_PYTEST) tests/amort/test_fastpath_vectors.py tests/amort/test_fastpath.py tests/amort/test_fastpath_fuzz.py \
+	  || $(call san_fail,$(SAN_DIR)/amort.log)
+	$(SAN_RETRY) $(SAN_DIR)/amort.log $(SAN_ENV) PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) \
+	  $(BIN)/python -m pqlab.cli amort-fuzz --batches 100000 --json $(SAN_DIR)/fuzz.json \
+	  || $(call san_fail,$(SAN_DIR)/amort.log)
+	@$(call san_check,$(SAN_DIR)/amort.log,-e "amort_core\.c" -e "_amort_native\.c",the AMORT native code)
+
+# Thread/MRP simulator core: sim_grow's checked growth as plain C, then the differential tests against the Python
+# twin (results and event traces), the malformed-plan properties and the checked-size tests.
+sanitize-thread: setup
+	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/thread.log
+	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) $(THREAD_CORE)/_core.c $(THREAD_CORE)/sim_core.c -lm \
+	  -o $(SAN_DIR)/_thread_core.so
+	$(CC) $(SAN_CFLAGS) -I$(THREAD_CORE) tests/thread_c/sim_grow.c $(THREAD_CORE)/sim_core.c -lm -o $(SAN_DIR)/sim_grow
+	ASAN_OPTIONS=allocator_may_return_null=1 $(SAN_DIR)/sim_grow >$(SAN_DIR)/sim_grow.out 2>>$(SAN_DIR)/thread.log \
+	  || $(call san_fail,$(SAN_DIR)/thread.log)
+	$(SAN_ENV) PQLAB_THREAD_CORE_LIB=$(abspath $(SAN_DIR)/_thread_core.so) $(BIN)/python -c 'from pqlab.thread \
+	  import core, _core; assert "$(SAN_DIR)" in _core.__file__, _core.__file__; print("sanitized build:", _core.__file__)' \
+	  2>>$(SAN_DIR)/thread.log || $(call san_fail,$(SAN_DIR)/thread.log)
+	$(SAN_RETRY) $(SAN_DIR)/thread.log $(SAN_ENV) PQLAB_THREAD_CORE_LIB=$(abspath $(SAN_DIR)/_thread_core.so) \
+	  $(SAN_PYTEST) tests/test_thread_differential.py tests/test_thread_robustness.py \
+	  tests/test_thread_checked_sizes.py || $(call san_fail,$(SAN_DIR)/thread.log)
+	@$(call san_check,$(SAN_DIR)/thread.log,-e "sim_core\.c" -e "thread/_core\.c" -e "sim_grow\.c",the Thread core)
 
 lab: setup
 	$(BIN)/jupyter lab notebooks/

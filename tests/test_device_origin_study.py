@@ -95,7 +95,7 @@ def test_one_and_two_tag_rounds_alternate_and_differ_in_size(run):
         order = list(group.sort_values("round")["tags"])
         assert order[:2] == ([1, 2] if trial % 2 == 0 else [2, 1])
     sizes = tags.groupby("tags")["report_octets"].unique()
-    assert list(sizes[1]) == [83 + 2 + cfg.tag_len] and list(sizes[2]) == [83 + 2 + 2 * cfg.tag_len]
+    assert list(sizes[1]) == [83 + cfg.tag_len] and list(sizes[2]) == [83 + 2 * cfg.tag_len]  # implied wire format
     assert (tags["identities"] == cfg.controller_identities).all()
     prover = result.data["prover"]
     assert len(prover) == cfg.prover_trials * cfg.prover_reports

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ def _info(args: argparse.Namespace) -> int:
     report = []
     for status in statuses:
         entry = {"backend": status.name, "available": status.available, "version": status.version,
-                 "reason": status.reason, "kems": {}, "signatures": {}}
+                 "library": status.library, "reason": status.reason, "kems": {}, "signatures": {}}
         for algorithm in status.kems:
             sizes = crypto.get_kem(algorithm, status.name).sizes
             entry["kems"][algorithm] = sizes.__dict__
@@ -35,6 +36,8 @@ def _info(args: argparse.Namespace) -> int:
             print(f"{entry['backend']}: not available — {entry['reason']}\n")
             continue
         print(f"{entry['backend']}: {entry['version']}")
+        if entry["library"]:
+            print(f"  library: {entry['library']}")
         print(f"  {'KEM':<20} {'public key':>10} {'secret key':>10} {'ciphertext':>10} {'shared':>7}")
         for name, s in entry["kems"].items():
             secret = s["secret_key"] if s["secret_key"] is not None else "seed"
@@ -122,11 +125,12 @@ def _extended_design_space(args: argparse.Namespace) -> int:
 
 
 def _transport(args: argparse.Namespace) -> int:
-    from pqlab.studies import transport
     from pqlab.thread.case_inputs import load_configs
 
     _check_workers(args)
-    configs, compute = load_configs(args.configs) if args.configs else (None, None)
+    configs, compute = load_configs(args.configs) if args.configs else (None, None)  # refused before the heavy imports
+    from pqlab.studies import transport
+
     result = transport.run(*_settings_and_paths(args), configs=configs, device_compute_ms=compute,
                            workers=args.workers, scheduler=args.scheduler, progress=not args.quiet)
     print(result.tables["table1_case_times"].to_string(index=False))
@@ -226,8 +230,9 @@ def _full_image(args: argparse.Namespace) -> int:
     result = full_image.run(settings, paths, progress=not args.quiet)
     print(result.tables["table5_image"].to_string(index=False))
     eviction = result.metrics["eviction"]
-    print(f"eviction verified by mincore: {eviction['resident_before_pages']} pages resident before, "
-          f"{eviction['resident_after_pages']} after ({eviction['files_still_resident']} files still resident)")
+    print(f"eviction {'verified' if eviction['verified'] else 'NOT verified'} by mincore: "
+          f"{eviction['resident_before_pages']} pages resident before, {eviction['resident_after_pages']} after "
+          f"({eviction['files_still_resident']} files still resident)")
     _print_written(result)
     return 0
 
@@ -261,18 +266,16 @@ def _recovery(args: argparse.Namespace) -> int:
 
 def _amort_vectors(args: argparse.Namespace) -> int:
     from pqlab.amort import vectors
-    from pqlab.io import ensure_writable_dir, write_text
+    from pqlab.generated import replace_files
 
     seed = vectors.DEFAULT_SEED if args.seed is None else args.seed
-    texts = vectors.files(seed)
-    folder = ensure_writable_dir(args.out, "--out")
-    for old in folder.iterdir():  # vectors no longer generated
-        if vectors.FILE.match(old.name) and old.name not in texts:
-            old.unlink()
-    written = [write_text(folder / name, text) for name, text in texts.items()]
+    texts = vectors.files(seed, args.set)
+    out = args.out or str(Path("tests/vectors/amort_differential") / vectors.FOLDERS[args.set])
+    # removes only vectors the folder's previous manifest.json recorded; a user's file is never deleted
+    written = replace_files(out, texts, manifest=vectors.MANIFEST, pattern=vectors.FILE, force=args.force)
     for path in written:
         path.chmod(0o644)
-    print(f"wrote {len(written) - 1} AMORT-V1 differential vectors and {written[-1].name} to {args.out} "
+    print(f"wrote {len(written) - 1} AMORT-V1 differential vectors ({args.set} set) and {written[-1].name} to {out} "
           f"(seed {seed}, from the reference model)")
     return 0
 
@@ -415,10 +418,15 @@ def build_parser() -> argparse.ArgumentParser:
     full.add_argument("--quiet", action="store_true", help="no progress bar")
     full.set_defaults(func=_full_image)
 
-    vec = sub.add_parser("amort-vectors", help="write the 149 AMORT-V1 differential vectors from the reference "
-                         "model (native vs reference fast path, §V-A)")
-    vec.add_argument("--out", default="tests/vectors/amort_differential", help="folder for the JSON files")
+    vec = sub.add_parser("amort-vectors", help="write AMORT-V1 differential vectors from the reference model (native "
+                         "vs reference fast path, §V-A): the paper's 149, or the extension set")
+    vec.add_argument("--set", choices=("paper", "extension"), default="paper",
+                     help="paper: the 149 vectors; extension: explicit wire format, hardened variant, issue 27")
+    vec.add_argument("--out", default=None, help="folder for the JSON files (default: tests/vectors/"
+                     "amort_differential, its extension/ for the extension set)")
     vec.add_argument("--seed", type=int, default=None, help="key and choice seed (default: the committed one)")
+    vec.add_argument("--force", action="store_true", help="write into a folder holding files pqlab did not write "
+                     "there (they are kept; those with a vector's name are overwritten)")
     vec.set_defaults(func=_amort_vectors)
 
     fz = sub.add_parser("amort-fuzz", help="random and mutated report batches through the native and reference "
@@ -470,6 +478,22 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"pqlab: {_interrupted(args)}", file=sys.stderr)
         return 130
+    except OSError as exc:  # a full disk outside an output set (resume parts, scratch files): one line, not a bug
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        print(one_line(_no_space(exc)), file=sys.stderr)
+        return 2
+
+
+def _no_space(exc: OSError) -> PqlabError:
+    from pqlab.errors import OutputError
+    from pqlab.studies.outputs import free_octets, octets_text
+
+    where = Path(exc.filename) if exc.filename else Path.cwd()
+    folder = next((p for p in (where, *where.parents) if p.is_dir()), Path.cwd())
+    return OutputError(f"no space left on the device ({octets_text(free_octets(folder))} free there); free some "
+                       "space and rerun (outputs are replaced only as whole sets, so the previous ones are unchanged)",
+                       field=str(where))
 
 
 if __name__ == "__main__":

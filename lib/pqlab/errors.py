@@ -111,6 +111,13 @@ class InputError(PqlabError):
     code = "INPUT_CORRUPT"
 
 
+class InputInvalidError(PqlabError):
+    """An input pqlab cannot take as it is: a file name that is not valid UTF-8, a special file (FIFO, socket,
+    device) where a regular file or folder belongs."""
+
+    code = "INPUT_INVALID"
+
+
 class BusyError(PqlabError):
     """Another run is using the same folder (a resume cache or an output set being replaced)."""
 

@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pqlab.errors import InputError, OutputError
+from pqlab.errors import InputError, OutputError, StudyInputError
 
 METADATA_KEY = b"pqlab"
 DIGEST_KEY = "pqlab_sha256"
@@ -202,16 +202,26 @@ class FileLock:
 
 # --- checked readers -------------------------------------------------------------------------------------
 
-def _corrupt(path: Path, what: str, exc: BaseException) -> InputError:
+def _corrupt(path: Path, what: str, exc: BaseException, stage: str | None = None) -> InputError:
     detail = " ".join(str(exc).split())[:200] or type(exc).__name__
-    return InputError(f"{what} is unreadable or corrupt ({detail}); delete it or rerun the stage that writes it",
-                      field=str(path))
+    remedy = (f"rerun the {stage} stage (dvc repro {stage}) to write it again" if stage
+              else "delete it or rerun the stage that writes it")
+    return InputError(f"{what} is unreadable or corrupt ({detail}); {remedy}", field=str(path))
 
 
-def read_json(path: str | Path, what: str = "JSON file") -> Any:
+def _absent(path: Path, what: str, stage: str) -> StudyInputError:
+    return StudyInputError(f"{what} does not exist: run the {stage} stage first (dvc repro {stage})", field=str(path))
+
+
+def read_json(path: str | Path, what: str = "JSON file", *, stage: str | None = None) -> Any:
     """Parse a JSON file; a missing, unreadable, non-UTF-8, truncated or absurdly nested file, or an object whose
-    ``pqlab_sha256`` does not match its content, is an InputError. The digest key is not returned."""
+    ``pqlab_sha256`` does not match its content, is an InputError. The digest key is not returned.
+
+    ``stage``: the pqlab stage that writes the file; a missing file is then a StudyInputError saying to run that
+    stage first, and a corrupt one says to rerun it."""
     path = Path(path)
+    if stage is not None and not path.exists():
+        raise _absent(path, what, stage)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(data, dict) and DIGEST_KEY in data:
@@ -220,13 +230,16 @@ def read_json(path: str | Path, what: str = "JSON file") -> Any:
                 raise ValueError("its content does not match the SHA-256 recorded when it was written")
         return data
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise _corrupt(path, what, exc) from None
+        raise _corrupt(path, what, exc, stage) from None
 
 
-def read_parquet(path: str | Path, columns: Sequence[str] | None = None, what: str = "parquet file") -> pd.DataFrame:
+def read_parquet(path: str | Path, columns: Sequence[str] | None = None, what: str = "parquet file", *,
+                 stage: str | None = None) -> pd.DataFrame:
     """Read a parquet file; a missing, truncated or corrupt file, or one whose content does not match its
-    ``pqlab_sha256``, is an InputError naming it."""
+    ``pqlab_sha256``, is an InputError naming it (``stage`` as for :func:`read_json`)."""
     path = Path(path)
+    if stage is not None and not path.exists():
+        raise _absent(path, what, stage)
     try:
         table = pq.read_table(path)
         recorded = (table.schema.metadata or {}).get(DIGEST_KEY.encode())
@@ -235,7 +248,7 @@ def read_parquet(path: str | Path, columns: Sequence[str] | None = None, what: s
         frame = table.to_pandas()
         return frame[list(columns)] if columns is not None else frame
     except (OSError, pa.ArrowException, ValueError, KeyError) as exc:
-        raise _corrupt(path, what, exc) from None
+        raise _corrupt(path, what, exc, stage) from None
 
 
 def read_parquet_metadata(path: str | Path) -> dict[str, Any]:

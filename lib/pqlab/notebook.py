@@ -60,12 +60,28 @@ def setup(params_path: str | Path = DEFAULT_PARAMS_PATH) -> Path:
     return locate_params(params_path)
 
 
-def _parent_command() -> str:
+def _parent_programs() -> set[str]:
+    """The names the kernel's parent runs as: its executable, and for an interpreter or ``jupyter`` the module
+    (``-m``), script or subcommand it runs — never its other arguments (a JupyterLab started on a folder under
+    pytest's temporary ``pytest-of-*`` is still a live front end)."""
     pid = os.environ.get("JPY_PARENT_PID") or str(os.getppid())
     try:
-        return Path(f"/proc/{int(pid)}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        argv = Path(f"/proc/{int(pid)}/cmdline").read_bytes().decode(errors="replace").split("\0")
     except (OSError, ValueError):
-        return ""
+        return set()
+    argv = [a for a in argv if a]
+    if not argv:
+        return set()
+    programs = {Path(argv[0]).name}
+    rest = argv[1:]
+    if Path(argv[0]).name.startswith(("python", "jupyter")):
+        if "-m" in rest and rest.index("-m") + 1 < len(rest):
+            programs.add(rest[rest.index("-m") + 1])
+        else:
+            first = next((a for a in rest if not a.startswith("-")), None)
+            if first is not None:
+                programs.add(Path(first).name)  # a script, or jupyter's subcommand
+    return programs
 
 
 def interactive() -> bool:
@@ -86,7 +102,8 @@ def interactive() -> bool:
         return False
     if not (os.environ.get("JPY_SESSION_NAME") or "__vsc_ipynb_file__" in shell.user_ns):
         return False  # papermill, nbclient and nbconvert start kernels without a session
-    return not any(runner in _parent_command() for runner in _BATCH_RUNNERS)
+    programs = _parent_programs()
+    return not any(runner in program for program in programs for runner in _BATCH_RUNNERS)
 
 
 def text_progress_when_headless() -> None:

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from pqlab import bounded
 from pqlab.errors import ParamsError
 
 BackendChoice = Literal["auto", "liboqs", "openssl", "pqcrypto"]
@@ -41,6 +41,32 @@ THREAD_TRANSPORTS = ("ipv6", "pull", "block")
 THREAD_MAX_HOPS = 16
 FIGURE_ROLES = ("classical", "drop_in", "smallest", "key_exchange")
 Hops = Annotated[int, Field(ge=1, le=THREAD_MAX_HOPS)]
+NAME_MAX_CHARS = 64  # configuration, scenario and baseline names: they head table rows and figure legends
+
+
+def name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a configuration, scenario or baseline, or None: 1 to ``NAME_MAX_CHARS`` printable
+    characters (no newline, tab, NUL or other control character, which would break a Markdown table's row)."""
+    if not isinstance(name, str):
+        return f"a name is a string, not {type(name).__name__}"
+    if not name:
+        return "a name is at least one character"
+    if len(name) > NAME_MAX_CHARS:
+        return f"a name is at most {NAME_MAX_CHARS} characters; this one has {len(name):,}"
+    for position, char in enumerate(name):
+        if not char.isprintable():
+            return f"a name is printable characters only; {char!r} at position {position} is not"
+    return None
+
+
+def _valid_name(name: str) -> str:
+    problem = name_problem(name)
+    if problem:
+        raise ValueError(problem)
+    return name
+
+
+Name = Annotated[str, AfterValidator(_valid_name)]
 
 
 class CostsParams(_Strict):
@@ -237,7 +263,7 @@ class ThreadParams(_Strict):
     segment_payload: int = Field(default=1024, ge=16, le=1232)
     segment_header_bytes: int = Field(default=12, ge=0, le=256)
     max_sim_time_s: float = Field(default=600.0, gt=0.0, le=1e6)
-    scenarios: dict[str, LossScenario] = Field(default_factory=_default_scenarios, min_length=1)
+    scenarios: dict[Name, LossScenario] = Field(default_factory=_default_scenarios, min_length=1)
     switches: ThreadSwitches = Field(default_factory=ThreadSwitches)
     # Set from the top-level ``framing`` block and ``seed`` when params are loaded (never in the thread section).
     framing: FramingParams = Field(default_factory=FramingParams)
@@ -378,6 +404,12 @@ class AttackMatrixParams(_Strict):
     stream_records: int = Field(default=640, ge=1, le=1_000_000)  # P5: honest stream length
     stream_k: int = Field(default=64, ge=1, le=1_000_000)  # P5: checkpoint interval
     repeats: int = Field(default=1, ge=1, le=100)  # independent runs, each with its own seed and fresh keys
+    # What the hardened variant costs (pqlab.amort.hardening_cost), both variants alternating in each trial:
+    cost_trials: int = Field(default=5, ge=1, le=1000)
+    cost_identities: int = Field(default=1000, ge=1, le=100_000)  # reports per checkpoint (one per identity)
+    cost_rounds: int = Field(default=3, ge=1, le=1000)  # checkpoints per trial
+    cost_k: int = Field(default=64, ge=2, le=4096)  # reports per auditor interval (half of them the audited device's)
+    cost_epochs: int = Field(default=5, ge=1, le=1000)  # epoch exchanges per trial
     # §IV-B: the deployment over which a truncated tag's online forgery probability is stated (10 000 controllers
     # reporting at 1 Hz for twenty years, one forgery attempt per verified tag)
     forgery_controllers: int = Field(default=10_000, ge=1, le=10**9)
@@ -448,7 +480,7 @@ class ControlCycleParams(_Strict):
     tag_len: Literal[8, 12, 16] = 16
     signer_backend: BackendChoice = "auto"
     sign_message_octets: int = Field(default=4096, ge=1, le=1 << 20)
-    configurations: dict[str, CycleConfiguration] = Field(default_factory=_default_cycle_configurations,
+    configurations: dict[Name, CycleConfiguration] = Field(default_factory=_default_cycle_configurations,
                                                           min_length=1)
     cycles: int = Field(default=200, ge=10, le=10_000_000)
     warmup_cycles: int = Field(default=20, ge=0, le=1_000_000)
@@ -475,12 +507,19 @@ class FullImageParams(_Strict):
 
 
 class AmortParams(_Strict):
-    """AMORT-V1 implementation switch: which controller path runs the per-report work (pqlab.amort.fastpath).
+    """AMORT-V1 implementation switches: which controller path runs the per-report work (pqlab.amort.fastpath),
+    the wire format and the protocol variant (pqlab.amort.profile, docs/protocol.md).
 
     ``native`` (C + libcrypto) falls back to ``reference`` only through ``resolve_controller_path``, which
-    returns the path actually used and the reason; studies record both."""
+    returns the path actually used and the reason; studies record both. ``wire_format``: ``implied`` (the encoding
+    the paper's byte counts imply: 99-octet reports, 56 octets per identity) or ``explicit`` (tag length octets and
+    an epoch per span). ``variant``: ``paper`` or ``hardened`` (issue 27's N03-N05 closed). The scaling stage
+    measures Table III in the chosen format and variant; attack_matrix runs both variants in the chosen format;
+    the other AMORT-V1 stages measure the paper variant in the default format."""
 
     controller_path: Literal["reference", "native"] = "native"
+    wire_format: Literal["implied", "explicit"] = "implied"
+    variant: Literal["paper", "hardened"] = "paper"
 
 
 def _powers_of_two(low: int, high: int) -> tuple[int, ...]:
@@ -594,7 +633,7 @@ class AmortisationParams(_Strict):
     """AMORT-V1 §V-D: Eq. 1, the checkpoint-interval sweep (Table II, Fig. 3), omission and equivocation trials,
     the cost-detection trade-off (Fig. 4) and where the finding moves with signing backend and storage."""
 
-    baselines: dict[str, AmortBaseline] = Field(default_factory=_default_baselines, min_length=1)
+    baselines: dict[Name, AmortBaseline] = Field(default_factory=_default_baselines, min_length=1)
     backend: BackendChoice = "auto"   # signing backend of the sweep (and of the cost-study row Eq. 1 reads)
     model_inputs: AmortModelInputs = Field(default_factory=AmortModelInputs)
     intervals: tuple[int, ...] = Field(default=tuple(2 ** i for i in range(13)), min_length=2)
@@ -611,7 +650,7 @@ class AmortisationParams(_Strict):
     equivocation_k: int = Field(default=64, ge=2, le=1_000_000)
     rates: tuple[float, ...] = Field(default=(1.0, 100.0, 1000.0), min_length=1)  # Fig. 4 fleets, reports/s
     # Storage targets for the durable log: name -> folder (relative to the project root, or absolute).
-    storage: dict[str, str] = Field(default_factory=lambda: {"data disk": "data/raw", "tmpfs": "/dev/shm"},
+    storage: dict[Name, str] = Field(default_factory=lambda: {"data disk": "data/raw", "tmpfs": "/dev/shm"},
                                     min_length=1)
     log_storage: str = "data disk"    # the target the main sweep writes its log to
     sensitivity_intervals: tuple[int, ...] = Field(default=(1, 16, 256, 4096), min_length=1)
@@ -695,24 +734,6 @@ _SHARED = {"profile", "seed", "profiles", "execution_timeout_s", "inputs", "fram
 _INJECTED = {"thread": ("framing", "seed")}
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A YAML loader that refuses duplicate keys (PyYAML keeps the last one silently)."""
-
-
-def _mapping_without_duplicates(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise ParamsError(f"duplicate key {key!r} (line {key_node.start_mark.line + 1}; first on line "
-                              f"{seen[key] + 1})", field=str(getattr(loader, "name", "params")))
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
-
-
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     merged = copy.deepcopy(base)
     for key, value in override.items():
@@ -739,27 +760,11 @@ def _has_path(mapping: Any, path: tuple[Any, ...]) -> bool:
     return True
 
 
-def read_yaml(path: str | Path, what: str = "parameters file") -> Any:
+def read_yaml(path: str | Path, what: str = "parameters file", *, max_bytes: int = bounded.MAX_DOCUMENT_BYTES) -> Any:
     """Read any YAML input of pqlab (params, cycle tables, configurations, the paper reference): UTF-8, no
-    duplicate keys, bounded nesting; anything unreadable is one ParamsError naming the file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ParamsError(f"cannot read {what}: {exc.strerror or exc}", field=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise ParamsError(f"{what} is not UTF-8 text (byte {exc.start})", field=str(path)) from None
-    try:
-        loader = _UniqueKeyLoader(text)
-        loader.name = str(path)
-        try:
-            return loader.get_single_data()
-        finally:
-            loader.dispose()
-    except yaml.YAMLError as exc:
-        raise ParamsError(f"not valid YAML: {' '.join(str(exc).split())}", field=str(path)) from None
-    except RecursionError:
-        raise ParamsError(f"{what} is nested too deeply", field=str(path)) from None
+    duplicate keys, bounded size, alias expansion, integer length and nesting (:mod:`pqlab.bounded`); anything
+    unreadable or over a bound is one ParamsError naming the file."""
+    return bounded.load_yaml(path, what, max_bytes=max_bytes)
 
 
 def load_raw(path: str | Path) -> dict[str, Any]:
@@ -877,8 +882,13 @@ def _located(loc: tuple[Any, ...], applied: dict[str, Any], chosen: str) -> str:
         loc = (loc[0], "profiles", chosen, *loc[1:])
     text = ""
     for part in loc:
+        if part == "[key]":  # pydantic's marker: the error is in the mapping's key (a name), not its value
+            text += " (the name)"
+            continue
         if not isinstance(part, int | str) or (isinstance(part, str) and not part.isprintable()):
             part = repr(part)  # a key with a newline or control character stays on the one line
+        if isinstance(part, str) and len(part) > NAME_MAX_CHARS:
+            part = _short(part)
         text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
     return text
 

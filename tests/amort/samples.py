@@ -7,8 +7,9 @@ from functools import cache
 from pathlib import Path
 
 from pqlab.amort.controller import ControllerConfig
-from pqlab.amort.lab import KeySet, Lab
-from pqlab.amort.messages import EpochClose, Report
+from pqlab.amort.lab import CONTROLLER_ID, KeySet, Lab
+from pqlab.amort.messages import AnchorStatement, EpochClose, Report
+from pqlab.amort.profile import HARDENED, Profile
 
 
 @cache
@@ -39,6 +40,16 @@ def valid_messages() -> dict[str, bytes]:
             "ConsistencyProof": lab.controller.consistency(3, 8),
             "Disclosure": a.disclose(1),
             "SubCheckpoint": a.sub_checkpoint(),
+            "AnchorStatement": AnchorStatement(CONTROLLER_ID, a.dev_id, 1, Report.decode(reports[0]).dtag * 2).encode(),
         }
         lab.close()
+        hardened = Lab(keys, 6, Path(tmp), ControllerConfig(k=4, profile=Profile(HARDENED)))
+        c = hardened.device(1)
+        confirm = c.respond(hardened.controller.open_epoch(c.dev_id, hardened.now))
+        opened = hardened.controller.confirm(confirm, hardened.now)
+        c.accept_open(opened)
+        hardened.stream([c], 4)
+        c.receive_checkpoint(hardened.controller.checkpoints[0])
+        out |= {"HardenedEpochConfirm": confirm, "HardenedEpochOpen": opened, "Receipts": c.receipts()}
+        hardened.close()
     return out

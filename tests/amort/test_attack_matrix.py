@@ -19,9 +19,28 @@ TABLE_VI = {
 }
 
 
+# Issue 27: case -> (kind, code under paper, code under hardened). Gaps: accepted by the paper's design.
+ISSUE_27 = {
+    "N01": ("defect", "EPOCH_STALE", "EPOCH_STALE"), "N02": ("defect", "SEQ_GAP", "SEQ_GAP"),
+    "N03": ("gap", "ACCEPT", "SIG_FAIL"), "N04": ("gap", "ACCEPT", "CKPT_FORK"), "N05": ("gap", "ACCEPT", "MAC_FAIL"),
+    "N06": ("defect", "CHAIN_FAIL", "CHAIN_FAIL"), "N07": ("defect", "SIG_FAIL", "SIG_FAIL"),
+    "N08": ("defect", "ACCEPT", "ACCEPT"), "N09": ("defect", "EPOCH_STALE", "EPOCH_STALE"),
+    "N10": ("defect", "REVOKED", "REVOKED"), "N11": ("defect", "EPOCH_STALE", "EPOCH_STALE"),
+    "N12": ("defect", "SIG_FAIL", "SIG_FAIL"), "N13": ("defect", "CHAIN_FAIL", "CHAIN_FAIL"),
+    "N14": ("defect", "DEVICE_UNKNOWN", "DEVICE_UNKNOWN"), "N15": ("defect", "ACCEPT", "ACCEPT"),
+    "N16": ("defect", "SIG_FAIL", "SIG_FAIL"),
+}
+DENIAL = {"N08", "N15"}  # the adversary wants an honest action refused
+
+
 @pytest.fixture(scope="module")
 def matrix(keys, tmp_path_factory):
     return run_matrix(keys, 11, workdir=tmp_path_factory.mktemp("matrix"))
+
+
+@pytest.fixture(scope="module")
+def hardened(keys, tmp_path_factory):
+    return run_matrix(keys, 11, workdir=tmp_path_factory.mktemp("hardened"), variant="hardened")
 
 
 def test_registry_matches_table_vi():
@@ -31,6 +50,9 @@ def test_registry_matches_table_vi():
     assert (classes.count("C"), classes.count("D"), classes.count("S")) == (9, 4, 14)
     assert [c.id for c in ordered() if c.cls == "P" and c.table == "table6"] == ["P1", "P2", "P3", "P4", "P5"]
     assert len([c for c in CASES if c.table == "extra"]) >= 8
+    new = {c.id: (c.kind, c.expected, c.expected_for("hardened")) for c in CASES if c.table == "new"}
+    assert new == ISSUE_27
+    assert {c.id for c in CASES if c.denial} == DENIAL
 
 
 def test_all_27_cases_reject_with_the_expected_code(matrix):
@@ -77,3 +99,31 @@ def test_p5_fsyncs_counted_at_the_os_call(keys, tmp_path, monkeypatch):
     p5 = [c for c in CASES if c.id == "P5"]
     frame = run_matrix(keys, 5, cases=p5, workdir=tmp_path)
     assert frame.loc[0, "pass"] and len(calls) == 10 == frame.loc[0, "counts"]["fsyncs"]
+
+
+@pytest.mark.parametrize("variant", ["paper", "hardened"])
+def test_issue_27_cases_give_their_code_under_each_variant(matrix, hardened, variant):
+    frame = (matrix if variant == "paper" else hardened).set_index("case")
+    column = 1 if variant == "paper" else 2
+    for case_id, expected in ISSUE_27.items():
+        row = frame.loc[case_id]
+        assert row["observed code"] == expected[column], (case_id, row["detail"])
+        assert row["pass"]
+        assert row["attack_succeeded"] == (expected[0] == "gap" and variant == "paper"), case_id
+
+
+def test_every_case_passes_under_the_hardened_variant_too(hardened):
+    """The hardening changes no outcome of the paper's cases or of the extra cases: all refused as before."""
+    failed = hardened[~hardened["pass"]]
+    assert failed.empty, failed[["case", "observed code", "detail"]].to_string()
+    assert set(hardened[hardened["attack_succeeded"].fillna(False).astype(bool)]["case"]) == set()
+
+
+def test_the_explicit_wire_format_gives_the_same_outcomes(keys, matrix, tmp_path):
+    """The named wire-format variant: every case, both variants, same observed codes as the default format."""
+    for variant in ("paper", "hardened"):
+        frame = run_matrix(keys, 11, workdir=tmp_path, variant=variant, wire_format="explicit")
+        failed = frame[~frame["pass"]]
+        assert failed.empty, failed[["case", "observed code", "detail"]].to_string()
+    again = frame.set_index("case")["observed code"]
+    assert again.loc["N03"] == "SIG_FAIL" and again.loc["A18"] == "TAGLEN_DOWNGRADE"

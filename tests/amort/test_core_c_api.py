@@ -14,19 +14,23 @@ HERE = Path(__file__).resolve().parent
 CORE = HERE.parent.parent / "lib" / "pqlab" / "amort" / "native"
 
 
-@pytest.fixture(scope="module")
-def program(tmp_path_factory) -> Path:
-    cc = shutil.which("cc")
-    pkg = shutil.which("pkg-config")
+def compile_c(out: Path, sources: list[Path], *flags: str) -> Path:
+    """``sources`` built into the program ``out`` with libcrypto, -Wall -Wextra -Werror (skip without a toolchain)."""
+    cc, pkg = shutil.which("cc"), shutil.which("pkg-config")
     if cc is None or pkg is None:
         pytest.skip("needs cc and pkg-config")
-    flags = subprocess.run([pkg, "--cflags", "--libs", "libcrypto"], capture_output=True, text=True)
-    if flags.returncode != 0:
+    crypto = subprocess.run([pkg, "--cflags", "--libs", "libcrypto"], capture_output=True, text=True)
+    if crypto.returncode != 0:
         pytest.skip("libcrypto development files not found (libssl-dev)")
-    out = tmp_path_factory.mktemp("c") / "core_api"
-    subprocess.run([cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{CORE}", str(HERE / "c" / "core_api.c"),
-                    str(CORE / "amort_core.c"), "-o", str(out), *flags.stdout.split()], check=True)
+    subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", *flags, f"-I{CORE}", *map(str, sources), "-o",
+                    str(out), *crypto.stdout.split()], check=True)
     return out
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> Path:
+    return compile_c(tmp_path_factory.mktemp("c") / "core_api", [HERE / "c" / "core_api.c", CORE / "amort_core.c"],
+                     "-O2")
 
 
 def test_c_program_matches_the_reference(program: Path) -> None:
@@ -43,3 +47,20 @@ def test_c_program_matches_the_reference(program: Path) -> None:
     ctl.register_epoch(dev_id, 1, k_evid, tag_len=12)
     ctl.ingest(reports)
     assert lines[10] == ctl.checkpoint_body().hex()
+
+
+def test_guarded_sizes_and_counters_give_typed_statuses(tmp_path_factory) -> None:
+    """Issue 22 item 6: every size and counter guard of amort_core.c, driven past its limit by a C program that
+    compiles the core into itself: refused with a status (or a 0 size), never wrapped."""
+    out = compile_c(tmp_path_factory.mktemp("limits") / "limits", [HERE / "c" / "limits.c"], "-O1",
+                    "-Wno-unused-function")
+    lines = dict(line.split() for line in subprocess.run([str(out)], capture_output=True, text=True,
+                                                          check=True).stdout.splitlines())
+    assert lines == {
+        # body_size counts the signed octets: the fixed 117 less the 2-octet signature length
+        "body_size_spans": "0", "body_size_exceptions": "0", "body_size_ok": str(115 + 2 * 56),
+        "table_grown": "0", "reserve": "0",
+        "tree_size_full": "E_LIMIT", "index_full": "E_LIMIT", "checkpoint_ok": "OK",
+        "controller_bad_options": "E_ARGUMENT", "device_next_seq_zero": "E_ARGUMENT",
+        "device_last_seq": "OK", "device_seq_exhausted": "EPOCH_STALE",
+    }

@@ -96,9 +96,9 @@ def test_controller_and_auditor_reject_mutated_input_only_with_protocol_errors(h
     rng = random.Random(seed)
     report = world.report(device)
     data = bytearray(report)
-    # Flip a bit of the record, tag length or evidence tag; the disclosure tag is not the controller's to
-    # check (it cannot know K_j) and is caught by the auditor after disclosure instead.
-    data[rng.randrange(83 + 1 + 16)] ^= 1 << rng.randrange(8)
+    # Flip a bit of the record or evidence tag; the disclosure tag is not the paper controller's to check (it
+    # cannot know K_j) and is caught by the auditor after disclosure instead.
+    data[rng.randrange(83 + 16)] ^= 1 << rng.randrange(8)
     with pytest.raises(AmortError):
         world.controller.ingest(bytes(data))
     world.controller.ingest(report)

@@ -63,9 +63,9 @@ def test_controller_path_equals_the_reference_controller(lab: Lab, path: str, ke
         lab.open_epoch(d)
     fast = open_controller(path, controller_id=lab.controller.controller_id, sig_alg="ML-DSA-65")
     for d in devices:
-        k_evid, tag_len = lab.controller.evidence_key(d.dev_id)
-        fast.register_epoch(d.dev_id, 1, k_evid, tag_len=tag_len, expiry=lab.controller._devices[d.dev_id].expiry,
-                            policy_id=1)
+        keys = lab.controller.epoch_keys(d.dev_id)
+        fast.register_epoch(d.dev_id, 1, keys.k_evid, tag_len=keys.tag_len, expiry=keys.expiry, policy_id=1,
+                            not_before=keys.not_before)
     for round_ in range(3):
         reports = lab.stream(devices, 2 + round_)
         reports.append(reports[0])  # a replay: both refuse it
@@ -134,13 +134,13 @@ def test_binding_codes_are_the_reference_codes_in_order() -> None:
 @needs_native
 def test_native_errors_are_the_reference_exception_types() -> None:
     module = native.load()
-    ctl = module.Controller(b"CTRL-001", 1)
+    ctl = module.Controller(b"CTRL-001", 1, 0, 0, 300_000)
     with pytest.raises(AmortError) as revoked:
         ctl.revoke(b"PLC-0009")
     assert (revoked.value.reason, revoked.value.field) == (Code.DEVICE_UNKNOWN, "dev_id")
     with pytest.raises(FastpathError):
         ctl.commit(b"")
-    dev = module.Device(b"PLC-0001", 1, bytes(32), bytes(32), 16, 1, 2)
+    dev = module.Device(b"PLC-0001", 1, bytes(32), bytes(32), 16, 1, 2, 0, 0, 1)
     with pytest.raises(PqlabError) as bad:
         dev.report(bytes(32), -5)
     assert bad.value.field == "timestamp" and not isinstance(bad.value, AmortError)

@@ -30,6 +30,25 @@ def test_study_writes_tables_figure_and_metrics(project):
     assert metrics["table6"]["by_class_passed"] == {"C": 9, "D": 4, "S": 14}
     assert metrics["p5"]["fsync_count"] == 10 and metrics["p5"]["records"] == 640
     assert metrics == result.metrics | {"matrix_seconds": metrics["matrix_seconds"]}
+    # both variants, one table and one figure: attack × variant -> observed code
+    variants = pd.read_csv(figs / "attack_matrix_variants.csv")
+    assert len(variants) == len(table) + len(extra) + 16 and variants["pass"].all()
+    gaps = variants[variants["kind"] == "gap"].set_index("case")
+    assert list(gaps.index) == ["N03", "N04", "N05"] and (gaps["paper"] == "ACCEPT").all()
+    assert list(gaps["hardened"]) == ["SIG_FAIL", "CKPT_FORK", "MAC_FAIL"]
+    assert (figs / "attack_matrix_variants.png").stat().st_size > 0
+    assert metrics["variants"]["paper"]["attacks_succeeded"] == ["N03", "N04", "N05"]
+    assert metrics["variants"]["hardened"]["attacks_succeeded"] == []
+    assert metrics["issue27"]["defects"] == {"total": 13, "stopped_by_paper": 13, "stopped_by_hardened": 13}
+    assert metrics["issue27"]["gaps"] == {"total": 3, "accepted_by_paper": 3, "rejected_by_hardened": 3}
+    # what hardening costs, both variants from one run, with the load average
+    cost = pd.read_csv(figs / "hardening_cost.csv").set_index("metric")
+    assert cost.loc["report_octets", "ratio"] == cost.loc["checkpoint_octets", "ratio"] == 1.0
+    assert cost.loc["epoch_exchange_octets", "hardened"] - cost.loc["epoch_exchange_octets", "paper"] == 2 * 3311
+    assert cost.loc["device_state_octets_per_checkpoint", "hardened"] == 40
+    assert (cost[cost["unit"] == "µs"][["paper", "hardened"]] > 0).all().all()
+    assert metrics["hardening_cost"]["controller_ingest_us_per_report"]["ratio"] > 0
+    assert len(metrics["load_average"]["start"]) == len(metrics["load_average"]["end"]) == 3
 
 
 @pytest.mark.parametrize(("section", "value"), [("stream_k", 0), ("repeats", 0), ("checkpoint_signer", "RSA")])

@@ -63,17 +63,60 @@ def test_record_length_prefix_must_be_canonical():
     assert info.value.code == "TRUNCATED" and "@13" in info.value.field
 
 
-def test_report_tag_lengths():
+def test_report_tag_lengths_explicit():
     record = RECORD.encode()
     for n in (8, 12, 16):
-        assert Report.decode(record + bytes([n]) + bytes(n) + b"\x00").tag == bytes(n)
+        assert Report.decode(record + bytes([n]) + bytes(n) + b"\x00", wire_format="explicit").tag == bytes(n)
     for bad in (0, 4, 20, 255):
         with pytest.raises(AmortError) as info:
-            Report.decode(record + bytes([bad]) + bytes(bad) + b"\x00")
+            Report.decode(record + bytes([bad]) + bytes(bad) + b"\x00", wire_format="explicit")
         assert info.value.code == "TAGLEN_DOWNGRADE"
     with pytest.raises(AmortError) as info:
-        Report.decode(record + b"\x10" + bytes(16) + b"\x08" + bytes(8))
+        Report.decode(record + b"\x10" + bytes(16) + b"\x08" + bytes(8), wire_format="explicit")
     assert info.value.code == "TAGLEN_DOWNGRADE"
+
+
+def _implied(rest: int, tag_len: int | None) -> str:
+    try:
+        report = Report.decode(RECORD.encode() + bytes(range(rest)), tag_len=tag_len)
+    except AmortError as exc:
+        return f"{exc.code} {exc.field}"
+    return f"{len(report.tag)}+{len(report.dtag)}"
+
+
+def test_report_tag_section_implied():
+    """No tag length octet: the epoch's length splits the rest into one or two tags; every other rest is refused
+    with the code its length means (docs/protocol.md, Report)."""
+    assert len(Report(RECORD, bytes(16)).encode()) == 99 and len(Report(RECORD, bytes(16), bytes(16)).encode()) == 115
+    table = {rest: _implied(rest, 16) for rest in range(0, 40)}
+    assert table[16] == "16+0" and table[32] == "16+16"
+    assert {table[n] for n in (8, 12, 24)} == {"TAGLEN_DOWNGRADE Report.tag@83"}
+    assert {table[n] for n in (0, 1, 7, 9, 15)} == {"TRUNCATED Report.tag@83"}
+    assert {table[n] for n in (17, 23, 25, 31)} == {"TRUNCATED Report.dtag@99"}
+    assert {table[n] for n in (33, 39)} == {"TRAILING Report@115"}
+    assert _implied(16, 8) == "8+8" and _implied(24, 12) == "12+12" and _implied(16, 12) == "TAGLEN_DOWNGRADE " \
+        "Report.tag@83"
+    # without an epoch's tag length: one tag if the rest is a tag length, else two; 16 reads as one tag
+    assert (_implied(8, None), _implied(16, None), _implied(24, None), _implied(10, None)) == (
+        "8+0", "16+0", "12+12", "TRUNCATED Report.tag@83")
+
+
+def test_checkpoint_states_the_epoch_once_with_canonical_exceptions():
+    from pqlab.amort.messages import Checkpoint, Span
+
+    spans = tuple(Span(bytes([i]) * 8, epoch, 1, 1, bytes(32)) for i, epoch in enumerate((4, 4, 9, 4, 2)))
+    body = Checkpoint(b"CTRL-001", 0, bytes(32), 5, bytes(32), spans, (), 1, bytes(3309))
+    data = body.encode()
+    explicit = body.replace(wire_format="explicit").encode()
+    assert len(explicit) - len(data) == 5 * 4 - 2 * 8 - 8  # 4 octets per span against 8 per exception and 8 once
+    assert Checkpoint.decode(data) == body
+    exceptions = data.index((2).to_bytes(4, "big") + (2).to_bytes(4, "big"))  # count 2, then (index 2, epoch 9)
+    assert data[exceptions + 4:exceptions + 12] == (2).to_bytes(4, "big") + (9).to_bytes(4, "big")
+    for bad in ((0, 9), (2, 4), (7, 9)):  # index 0, the base epoch, an index out of range
+        forged = data[:exceptions + 4] + bad[0].to_bytes(4, "big") + bad[1].to_bytes(4, "big") + data[exceptions + 12:]
+        with pytest.raises(AmortError) as info:
+            Checkpoint.decode(forged)
+        assert info.value.code == "TRAILING" and "epoch_exceptions" in info.value.field
 
 
 def test_error_names_the_field_and_offset():

@@ -7,17 +7,31 @@ from dataclasses import dataclass
 from pqlab.amort import chain, kdf, merkle
 from pqlab.amort.controller import GENESIS, link_hash
 from pqlab.amort.errors import AmortError, Code
-from pqlab.amort.identity import PublicKey
+from pqlab.amort.identity import PublicKey, context, verify_certificate
 from pqlab.amort.messages import (
+    SIG_ALGORITHM_IDS,
+    SIGNATURE_OCTETS,
+    AnchorStatement,
     Checkpoint,
     ConsistencyProof,
     Disclosure,
     EpochClose,
     EpochOpen,
+    HardenedEpochOpen,
     InclusionProof,
+    Receipts,
     Report,
     SubCheckpoint,
 )
+from pqlab.amort.profile import DEFAULT as DEFAULT_PROFILE
+from pqlab.amort.profile import EXPLICIT, Profile
+from pqlab.errors import PqlabError
+
+DEFAULT_MAX_CHECKPOINT_OCTETS = 16 * 1024 * 1024
+"""The largest checkpoint an auditor reads (about 300,000 identities in the implied wire format); larger input is
+refused before any work (N12)."""
+
+Key = tuple[bytes, int]  # (dev_id, epoch)
 
 
 @dataclass(frozen=True)
@@ -31,36 +45,82 @@ class _Head:
 class ColdAuditor:
     """Mechanism (a) over the checkpoint chain, (b) over disclosed keys, (c) over device sub-checkpoints.
 
-    State is only public material: the controller's public key, accepted checkpoints, and anchors K0 taken
-    from controller-signed EPOCH_OPEN messages.
+    State is only public material: the controller's public key (and identifier), accepted checkpoints, anchors K0
+    from controller-signed EPOCH_OPEN messages and, given the CA's public key, device certificates.
+    ``require_opens``: every span and close entry must name an epoch whose EPOCH_OPEN this auditor holds
+    (DEVICE_UNKNOWN otherwise, N14) — for an auditor that is given the opens, as one checking origin is.
     """
 
-    def __init__(self, controller: PublicKey) -> None:
+    def __init__(self, controller: PublicKey, *, controller_id: bytes | None = None, ca: PublicKey | None = None,
+                 profile: Profile = DEFAULT_PROFILE, require_opens: bool = False,
+                 max_checkpoint_octets: int = DEFAULT_MAX_CHECKPOINT_OCTETS) -> None:
         self.controller = controller
+        self.controller_id = controller_id
+        self.ca = ca
+        self.profile = profile
+        self.require_opens = require_opens
+        self.max_checkpoint_octets = max_checkpoint_octets
         self.heads: dict[int, _Head] = {}
         self.last: _Head | None = None
-        self.committed: dict[tuple[bytes, int], int] = {}
-        self.anchors: dict[tuple[bytes, int], bytes] = {}
-        self.tag_lens: dict[tuple[bytes, int], int] = {}
-        self.closes: dict[tuple[bytes, int], tuple[int, int]] = {}
-        self._in_order: dict[tuple[bytes, int], chain.InOrderVerifier] = {}
+        self.committed: dict[Key, int] = {}
+        self.anchors: dict[Key, bytes] = {}
+        self.tag_lens: dict[Key, int] = {}
+        self.closes: dict[Key, tuple[int, int]] = {}
+        self.device_keys: dict[bytes, PublicKey] = {}
+        self._open_links: dict[Key, bytes] = {}
+        self._spans_at: dict[Key, list[tuple[int, int]]] = {}  # (checkpoint index, seq_hi) per committed span
+        self._receipt_cover: dict[Key, int] = {}
+        self._in_order: dict[Key, chain.InOrderVerifier] = {}
 
     # --- mechanism (a): the checkpoint chain -----------------------------------------------------------
+    def _signed_octets(self, data: bytes) -> bytes:
+        """The to-be-signed octets of a signed checkpoint, after checking the signature over them — before
+        anything is decoded, so unauthenticated input costs one hash and one verification (N12)."""
+        if not isinstance(data, (bytes, bytearray)):
+            raise AmortError(Code.TRUNCATED, f"Checkpoint must be bytes, not {type(data).__name__}",
+                             field="Checkpoint")
+        if len(data) > self.max_checkpoint_octets:
+            raise AmortError(Code.TRAILING, f"{len(data)} octets, this auditor reads at most "
+                             f"{self.max_checkpoint_octets}", field=f"Checkpoint@{self.max_checkpoint_octets}")
+        alg_id = SIG_ALGORITHM_IDS[self.controller.algorithm]
+        size = SIGNATURE_OCTETS[alg_id]
+        tail = len(data) - size - 3
+        if tail < 0 or data[tail] != alg_id or int.from_bytes(data[tail + 1:tail + 3], "big") != size:
+            raise AmortError(Code.SIG_FAIL, f"does not end in a {self.controller.algorithm} signature",
+                             field="Checkpoint.sig")
+        signed = bytes(data[:tail + 1])
+        self.controller.verify_octets(signed, bytes(data[tail + 3:]), context(Checkpoint), "Checkpoint")
+        return signed
+
+    def _check_controller(self, controller_id: bytes, what: str) -> None:
+        if self.controller_id is not None and controller_id != self.controller_id:
+            raise AmortError(Code.SIG_FAIL, f"names controller {controller_id.hex()}, this auditor follows "
+                             f"{self.controller_id.hex()}", field=f"{what}.controller_id")
+
+    def _check_epoch_known(self, key: Key, where: str) -> None:
+        if self.require_opens and key not in self.anchors:
+            raise AmortError(Code.DEVICE_UNKNOWN, f"no signed EPOCH_OPEN for {key[0].hex()} epoch {key[1]}",
+                             field=where)
+        if key[1] == 0:
+            raise AmortError(Code.EPOCH_STALE, "epoch 0 is never opened (epochs start at 1)", field=where)
+
     def ingest_checkpoint(self, data: bytes, consistency: bytes | None = None) -> Checkpoint:
         """Accept the next checkpoint: signature, fork, link, tree growth, spans, EPOCH_CLOSE entries.
 
         The checkpoint is recorded before ERR_EVIDENCE_INCOMPLETE is raised: it is authentic, and the
-        error reports that an epoch it closes ended with evidence that was never committed.
+        error reports that an epoch it closes ended with evidence that was never committed. A closed epoch is
+        final: a later span or close entry for it is EPOCH_STALE (N01).
         """
-        ckpt = Checkpoint.decode(data)
-        self.controller.verify(ckpt, ckpt.sig, "Checkpoint")
-        link = link_hash(data)
+        signed = self._signed_octets(data)
+        ckpt = Checkpoint.decode(data, wire_format=self.profile.wire_format)
+        self._check_controller(ckpt.controller_id, "Checkpoint")
+        link = link_hash(signed)
         seen = self.heads.get(ckpt.index)
         if seen is not None:
             if seen.link != link:
                 raise AmortError(Code.CKPT_FORK, f"two signed checkpoints at position {ckpt.index}",
                                  field="Checkpoint.index")
-            return ckpt
+            return ckpt  # the same checkpoint again (also re-signed: the link does not cover the signature)
         last = self.last
         expected_index, expected_prev = (0, GENESIS) if last is None else (last.index + 1, last.link)
         if ckpt.index != expected_index or ckpt.prev_hash != expected_prev:
@@ -73,10 +133,14 @@ class ColdAuditor:
         if old_size:
             self._check_consistency(last, ckpt, consistency)
         committed = dict(self.committed)
-        seen_keys: set[tuple[bytes, int]] = set()
+        seen_keys: set[Key] = set()
         for i, span in enumerate(ckpt.spans):
             where = f"Checkpoint.spans[{i}]"
             key = (span.dev_id, span.epoch)
+            self._check_epoch_known(key, where)
+            if key in self.closes:
+                raise AmortError(Code.EPOCH_STALE, f"span for epoch {span.epoch}, closed earlier in the chain",
+                                 field=where)
             if span.seq_lo < 1 or span.seq_hi < span.seq_lo:
                 raise AmortError(Code.SEQ_GAP, f"empty or inverted span {span.seq_lo}..{span.seq_hi}", field=where)
             if key in seen_keys:
@@ -93,18 +157,26 @@ class ColdAuditor:
         if declared != ckpt.tree_size - old_size:
             raise AmortError(Code.SEQ_GAP, f"spans declare {declared} reports, tree grew by "
                              f"{ckpt.tree_size - old_size}", field="Checkpoint.tree_size")
-        incomplete = []
-        for entry in ckpt.closes:
+        incomplete, closed_here = [], set()
+        for i, entry in enumerate(ckpt.closes):
+            where = f"Checkpoint.closes[{i}]"
             key = (entry.dev_id, entry.epoch)
+            self._check_epoch_known(key, where)
+            if key in self.closes or key in closed_here:
+                raise AmortError(Code.EPOCH_STALE, f"epoch {entry.epoch} of {entry.dev_id.hex()} is closed already",
+                                 field=where)
+            closed_here.add(key)
             if entry.last_committed != committed.get(key, 0):
                 raise AmortError(Code.SEQ_GAP, f"EPOCH_CLOSE claims {entry.last_committed} committed, chain "
-                                 f"shows {committed.get(key, 0)}", field="Checkpoint.closes")
+                                 f"shows {committed.get(key, 0)}", field=where)
             if entry.last_seen != entry.last_committed:
                 incomplete.append(entry)
         head = _Head(ckpt.index, link, ckpt.tree_size, ckpt.root)
         self.heads[ckpt.index] = head
         self.last = head
         self.committed = committed
+        for span in ckpt.spans:
+            self._spans_at.setdefault((span.dev_id, span.epoch), []).append((ckpt.index, span.seq_hi))
         for entry in ckpt.closes:
             self.closes[(entry.dev_id, entry.epoch)] = (entry.last_committed, entry.last_seen)
         if incomplete:
@@ -131,12 +203,17 @@ class ColdAuditor:
                 raise AmortError(Code.CKPT_FORK, f"views differ at checkpoint {index}", field="Checkpoint.index")
 
     def check_epoch_close(self, data: bytes) -> EpochClose:
-        """A standalone EPOCH_CLOSE: its committed count must match the chain; lost evidence is an error."""
+        """A standalone (unsigned) EPOCH_CLOSE: it must repeat the close entry the signed chain committed for that
+        epoch (N02): SEQ_GAP for an epoch the chain never opened, has not closed, or closed with other counts;
+        lost evidence is ERR_EVIDENCE_INCOMPLETE."""
         close = EpochClose.decode(data)
-        committed = self.committed.get((close.dev_id, close.epoch), 0)
-        if close.last_committed != committed:
-            raise AmortError(Code.SEQ_GAP, f"claims {close.last_committed} committed, chain shows {committed}",
-                             field="EpochClose.last_committed")
+        signed = self.closes.get((close.dev_id, close.epoch))
+        if signed is None:  # never opened, or still open
+            raise AmortError(Code.SEQ_GAP, f"the signed chain has no EPOCH_CLOSE for epoch {close.epoch} of "
+                             f"{close.dev_id.hex()}", field="EpochClose.epoch")
+        if (close.last_committed, close.last_seen) != signed:
+            raise AmortError(Code.SEQ_GAP, f"claims {close.last_committed} committed and {close.last_seen} seen, the "
+                             f"signed close says {signed[0]} and {signed[1]}", field="EpochClose.last_seen")
         if close.last_seen != close.last_committed:
             raise AmortError(Code.ERR_EVIDENCE_INCOMPLETE, f"{close.last_seen - close.last_committed} reports seen "
                              "but never committed", field="EpochClose.last_seen")
@@ -159,29 +236,85 @@ class ColdAuditor:
                              field="checkpoint_index")
         return head
 
+    # --- device identities ----------------------------------------------------------------------------
+    def ingest_certificate(self, data: bytes) -> bytes:
+        """Learn a device's signing key from its CA-signed certificate (SIG_FAIL otherwise); returns its dev_id."""
+        if self.ca is None:
+            raise PqlabError("this auditor holds no CA key to check certificates with", field="ca")
+        cert = verify_certificate(data, self.ca)
+        self.device_keys[cert.dev_id] = PublicKey.of_device(cert)
+        return cert.dev_id
+
+    def _device_key(self, dev_id: bytes, where: str) -> PublicKey:
+        key = self.device_keys.get(dev_id)
+        if key is None:
+            raise AmortError(Code.DEVICE_UNKNOWN, f"no certificate of {dev_id.hex()}", field=where)
+        return key
+
     # --- mechanism (b): disclosure chain ---------------------------------------------------------------
     def ingest_epoch_open(self, data: bytes) -> EpochOpen:
-        """Take K0 and the tag length from a controller-signed EPOCH_OPEN."""
-        opened = EpochOpen.decode(data)
+        """Take K0 and the tag length from a controller-signed EPOCH_OPEN.
+
+        Hardened: the anchor must carry the device's signature (SIG_FAIL) and a second, different EPOCH_OPEN for
+        one (device, epoch) is equivocation (CKPT_FORK), N03. The paper's auditor lets a later open replace K0."""
+        hardened = self.profile.hardened
+        opened = (HardenedEpochOpen if hardened else EpochOpen).decode(data)
         self.controller.verify(opened, opened.sig, "EpochOpen")
-        self.anchors[(opened.dev_id, opened.epoch)] = opened.k0
-        self.tag_lens[(opened.dev_id, opened.epoch)] = opened.tag_len
+        self._check_controller(opened.controller_id, "EpochOpen")
+        key = (opened.dev_id, opened.epoch)
+        if opened.epoch == 0:
+            raise AmortError(Code.EPOCH_STALE, "epoch 0 is never opened (epochs start at 1)", field="EpochOpen.epoch")
+        if hardened:
+            statement = AnchorStatement(opened.controller_id, opened.dev_id, opened.epoch, opened.k0)
+            self._device_key(opened.dev_id, "EpochOpen.dev_id").verify_device_statement(
+                statement, opened.anchor_sig, "EpochOpen.anchor_sig")
+            link = link_hash(opened.tbs())
+            if self._open_links.setdefault(key, link) != link:
+                raise AmortError(Code.CKPT_FORK, f"two different EPOCH_OPENs for {opened.dev_id.hex()} epoch "
+                                 f"{opened.epoch}", field="EpochOpen")
+        self.anchors[key] = opened.k0
+        self.tag_lens[key] = opened.tag_len
+        self._in_order.pop(key, None)
         return opened
+
+    def compare_receipts(self, data: bytes) -> None:
+        """Hardened: compare a device's kept receipts with this auditor's chain — a receipt that differs from the
+        accepted checkpoint at its index is CKPT_FORK (the controller showed the device a private history, N04).
+        Matching receipts let :meth:`verify_origin` accept disclosures of the reports they commit."""
+        receipts = Receipts.decode(data)
+        key = (receipts.dev_id, receipts.epoch)
+        matched = -1
+        for entry in receipts.entries:
+            head = self.heads.get(entry.index)
+            if head is None:
+                continue  # not accepted here yet: compared when the device shows it again
+            if head.link != entry.link:
+                raise AmortError(Code.CKPT_FORK, f"the device accepted another checkpoint {entry.index} than the "
+                                 "public chain holds", field="Receipts.entries")
+            matched = max(matched, entry.index)
+        cover = max((hi for index, hi in self._spans_at.get(key, []) if index <= matched), default=0)
+        self._receipt_cover[key] = max(self._receipt_cover.get(key, 0), cover)
 
     def verify_origin(self, report_bytes: bytes, disclosure: bytes, proof_bytes: bytes, *,
                       in_order: bool = True) -> None:
-        """Public device-origin check: committed, key on the chain, leaf included, disclosure tag recomputed."""
+        """Public device-origin check: committed, key on the chain, leaf included, disclosure tag recomputed.
+
+        The disclosed index must be a key's (1..2^24, N06/N13). Hardened: the device's compared receipts must
+        show the commitment of the report (DISCLOSE_EARLY otherwise)."""
         disc = Disclosure.decode(disclosure)
-        report = Report.decode(report_bytes)
-        rec = report.record
+        explicit = self.profile.wire_format == EXPLICIT
+        rec = (Report.decode(report_bytes, wire_format=EXPLICIT).record if explicit
+               else Report.decode_record(report_bytes))
         key = (disc.dev_id, disc.epoch)
         if (rec.dev_id, rec.epoch, rec.seq) != (disc.dev_id, disc.epoch, disc.j):
             raise AmortError(Code.CHAIN_FAIL, f"K_{disc.j} is disclosed for another report than seq {rec.seq}",
                              field="Disclosure.j")
+        chain.check_index(disc.j)
         anchor = self.anchors.get(key)
         if anchor is None:
             raise AmortError(Code.DEVICE_UNKNOWN, "no signed EPOCH_OPEN for this device and epoch",
                              field="Disclosure.epoch")
+        report = Report.decode(report_bytes, wire_format=self.profile.wire_format, tag_len=self.tag_lens[key])
         if disc.j > self.committed.get(key, 0):
             raise AmortError(Code.DISCLOSE_EARLY, f"K_{disc.j} disclosed before any checkpoint committed report "
                              f"{disc.j}", field="Disclosure.j")
@@ -190,14 +323,17 @@ class ColdAuditor:
         else:
             chain.verify_independent(anchor, disc.j, disc.key)
         self.verify_inclusion(report_bytes, proof_bytes)
-        if len(report.dtag) != self.tag_lens[key] or not kdf.mac_ok(disc.key, rec.encode(), report.dtag):
+        if len(report.dtag) != self.tag_lens[key] or not kdf.mac_ok(disc.key, report.record.encode(), report.dtag):
             raise AmortError(Code.MAC_FAIL, "disclosure tag does not verify under the disclosed key",
                              field="Report.dtag")
+        if self.profile.hardened and self._receipt_cover.get(key, 0) < disc.j:
+            raise AmortError(Code.DISCLOSE_EARLY, f"no device receipt compared here commits report {disc.j}",
+                             field="Receipts")
 
     # --- per-device commitments --------------------------------------------------------------------------
     def verify_subtree(self, checkpoint: bytes, dev_id: bytes, epoch: int, reports: list[bytes]) -> None:
         """A verifier holding a device's reports recomputes its committed subtree root (detects substitution)."""
-        ckpt = Checkpoint.decode(checkpoint)
+        ckpt = Checkpoint.decode(checkpoint, wire_format=self.profile.wire_format)
         self.controller.verify(ckpt, ckpt.sig, "Checkpoint")
         for span in ckpt.spans:
             if (span.dev_id, span.epoch) == (dev_id, epoch):
@@ -207,10 +343,14 @@ class ColdAuditor:
                 return
         raise AmortError(Code.SEQ_GAP, "checkpoint commits nothing for this device", field="Checkpoint.spans")
 
-    def verify_sub_checkpoint(self, data: bytes, device: PublicKey, reports: list[bytes]) -> SubCheckpoint:
-        """Mechanism (c): the device's own signature over the Merkle root of its reports."""
+    def verify_sub_checkpoint(self, data: bytes, device: PublicKey | None, reports: list[bytes]) -> SubCheckpoint:
+        """Mechanism (c): the device's own signature over the Merkle root of its reports.
+
+        The key is the claimed device's: ``device`` bound to it by its certificate (``PublicKey.of_device``), or,
+        with None, the one this auditor learnt from that device's certificate — never the sender's (N16)."""
         sub = SubCheckpoint.decode(data)
-        device.verify(sub, sub.sig, "SubCheckpoint")
+        key = device if device is not None else self._device_key(sub.dev_id, "SubCheckpoint.dev_id")
+        key.verify_device_statement(sub, sub.sig, "SubCheckpoint")
         if len(reports) != sub.seq_hi - sub.seq_lo + 1 or merkle.root(reports) != sub.root:
             raise AmortError(Code.PROOF_FAIL, "reports do not match the device-signed root", field="SubCheckpoint.root")
         return sub

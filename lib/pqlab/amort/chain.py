@@ -7,6 +7,16 @@ import hashlib
 from pqlab.amort.errors import AmortError, Code
 
 CHAIN_DOMAIN = b"AMORT.CHAIN"
+MAX_CHAIN_LENGTH = 1 << 24
+"""Most keys in one epoch's chain (L). A verifier refuses a disclosed index above it before hashing, so the
+walk costs at most this many hashes however large a committed count a controller declares (N13)."""
+
+
+def check_index(j: int) -> None:
+    """CHAIN_FAIL unless 1 <= j <= MAX_CHAIN_LENGTH: K_0 is the public anchor, never a disclosure key (N06)."""
+    if isinstance(j, bool) or not isinstance(j, int) or not 1 <= j <= MAX_CHAIN_LENGTH:
+        raise AmortError(Code.CHAIN_FAIL, f"disclosed index {j!r} is outside 1..{MAX_CHAIN_LENGTH} (K_0 is the "
+                         "public anchor)", field="Disclosure.j")
 
 
 def step(key: bytes) -> bytes:
@@ -25,8 +35,9 @@ class DisclosureChain:
     """K_0..K_L from a device-only seed K_L; only the device ever holds this object."""
 
     def __init__(self, seed: bytes, length: int) -> None:
-        if len(seed) != 32 or length < 1:
-            raise AmortError(Code.CHAIN_FAIL, "chain needs a 32-octet seed and length >= 1", field="seed")
+        if len(seed) != 32 or not 1 <= length <= MAX_CHAIN_LENGTH:
+            raise AmortError(Code.CHAIN_FAIL, f"chain needs a 32-octet seed and 1 <= length <= {MAX_CHAIN_LENGTH}",
+                             field="seed")
         keys = [seed]
         for _ in range(length):
             keys.append(step(keys[-1]))
@@ -44,8 +55,9 @@ class DisclosureChain:
 
 
 def verify_independent(anchor: bytes, j: int, key: bytes) -> None:
-    """O(j): hash K_j back to K0 (CHAIN_FAIL if it does not land on the anchor)."""
-    if j < 1 or walk(key, j) != anchor:
+    """O(j): hash K_j back to K0 (CHAIN_FAIL if it does not land on the anchor, or j is not a key index)."""
+    check_index(j)
+    if walk(key, j) != anchor:
         raise AmortError(Code.CHAIN_FAIL, f"K_{j} does not hash back to the committed anchor K0", field="key")
 
 
@@ -57,6 +69,7 @@ class InOrderVerifier:
         self.key = anchor
 
     def verify(self, j: int, key: bytes) -> None:
+        check_index(j)
         if j <= self.j:
             verify_independent_from(self.key, self.j, j, key)
             return

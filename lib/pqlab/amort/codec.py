@@ -159,9 +159,13 @@ class Struct:
 
     SPEC: ClassVar[tuple[tuple[str, Kind], ...]] = ()
 
+    def spec(self) -> tuple[tuple[str, Kind], ...]:
+        """This object's wire layout (a message whose layout depends on the wire format overrides it)."""
+        return self.SPEC
+
     def body(self, upto: str | None = None) -> bytes:
         out = []
-        for name, kind in self.SPEC:
+        for name, kind in self.spec():
             if name == upto:
                 break
             out.append(kind.write(getattr(self, name), name))
@@ -172,9 +176,11 @@ class Struct:
         return sum(kind.size for _, kind in cls.SPEC)
 
     @classmethod
-    def read_body(cls, r: Reader, prefix: str = "") -> Self:
-        values = {name: kind.read(r, f"{prefix}.{name}" if prefix else name) for name, kind in cls.SPEC}
-        return cls(**values)
+    def read_body(cls, r: Reader, prefix: str = "", spec: tuple[tuple[str, Kind], ...] | None = None,
+                  **extra: Any) -> Self:
+        """Read the fields of ``spec`` (default ``SPEC``); ``extra`` are dataclass fields not on the wire."""
+        values = {name: kind.read(r, f"{prefix}.{name}" if prefix else name) for name, kind in spec or cls.SPEC}
+        return cls(**values, **extra)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,7 +204,8 @@ class Message(Struct):
         return self.header() + self.body(upto=self.SIGNED_FIELD)
 
     @classmethod
-    def read(cls, r: Reader) -> Self:
+    def read(cls, r: Reader, **options: Any) -> Self:
+        """Read header and fields; ``options`` (e.g. ``wire_format``) go to :meth:`read_fields`."""
         start = r.pos
         n = r.uint(1, "domain.len")
         if n != len(cls.DOMAIN):
@@ -217,15 +224,20 @@ class Message(Struct):
         if version != VERSION:
             raise AmortError(Code.BAD_VERSION, f"version {version}, this model speaks {VERSION}",
                              field=f"{r.what}.version@{at}")
-        message = cls.read_body(r)
+        message = cls.read_fields(r, **options)
         message.validate()
         return message
 
     @classmethod
-    def decode(cls, data: bytes) -> Self:
+    def read_fields(cls, r: Reader) -> Self:
+        """The fields after the header (a message with several layouts takes the option that picks one)."""
+        return cls.read_body(r)
+
+    @classmethod
+    def decode(cls, data: bytes, **options: Any) -> Self:
         """Decode exactly one message; anything left over is TRAILING."""
         r = Reader(data, cls.__name__)
-        message = cls.read(r)
+        message = cls.read(r, **options)
         r.finish()
         return message
 

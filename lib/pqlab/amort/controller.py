@@ -10,6 +10,8 @@ from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.identity import KEM_ALGORITHM, PublicKey, SigningKey, verify_certificate
 from pqlab.amort.messages import (
+    RECORD_OCTETS,
+    AnchorStatement,
     Certificate,
     Checkpoint,
     CloseEntry,
@@ -17,20 +19,28 @@ from pqlab.amort.messages import (
     EpochConfirm,
     EpochOpen,
     EpochReq,
+    HardenedEpochConfirm,
+    HardenedEpochOpen,
     InclusionProof,
     Report,
     Span,
 )
+from pqlab.amort.profile import DEFAULT as DEFAULT_PROFILE
+from pqlab.amort.profile import DEFAULT_MAX_REPORT_AGE_MS, EXPLICIT, HARDENED, Profile
 from pqlab.crypto import get_kem
 from pqlab.errors import PqlabError
 
 GENESIS = bytes(32)
 LINK_DOMAIN = b"AMORT.LINK"
+MAX_EPOCH = (1 << 32) - 1
 
 
-def link_hash(checkpoint: bytes) -> bytes:
-    """The hash the next checkpoint carries as ``prev_hash``: SHA-256(dom ‖ encoded signed checkpoint)."""
-    return hashlib.sha256(LINK_DOMAIN + checkpoint).digest()
+def link_hash(tbs: bytes) -> bytes:
+    """The hash the next checkpoint carries as ``prev_hash``: SHA-256(dom ‖ the checkpoint's signed octets).
+
+    The signature is not hashed: ML-DSA and SLH-DSA signatures are randomised, and re-signing an identical
+    body is the same checkpoint, not a fork (N08)."""
+    return hashlib.sha256(LINK_DOMAIN + tbs).digest()
 
 
 @dataclass(frozen=True)
@@ -43,21 +53,36 @@ class Pending:
     leaf: bytes
 
 
+@dataclass(frozen=True)
+class EpochKeys:
+    """One epoch as the controller holds it: evidence key, anchor and the EPOCH_OPEN parameters."""
+
+    epoch: int
+    k_evid: bytes
+    k0: bytes
+    tag_len: int
+    policy_id: int
+    expiry: int
+    not_before: int = 0  # the open time: a record stamped earlier is not from this epoch (N09)
+
+
 @dataclass
 class _DeviceState:
     cert: Certificate | None  # None: enrolled without a certificate (fast-path harnesses install K_evid directly)
     revoked: bool = False
-    epoch: int = 0
-    k_evid: bytes | None = None
-    k0: bytes = b""
-    tag_len: int = 16
-    policy_id: int = 0
-    expiry: int = 0
+    current: EpochKeys | None = None
+    staged: EpochKeys | None = None  # confirmed, installed when the device first uses it (N15)
     last_seen: int = 0
     last_committed: int = 0
+    last_timestamp: int = 0
+    highest_epoch: int = 0  # the highest epoch number ever requested: numbers are never reused
     opens: list[int] = field(default_factory=list)
     pending_req: tuple[int, bytes, bytes] | None = None  # (epoch, EPOCH_REQ octets, shared secret)
     open_messages: dict[int, bytes] = field(default_factory=dict)
+
+    @property
+    def epoch(self) -> int:
+        return self.current.epoch if self.current else 0
 
 
 @dataclass(frozen=True)
@@ -71,6 +96,8 @@ class ControllerConfig:
     max_restarts: int = 3  # more epoch opens than this within restart_window -> ERR_RESTART_RATE
     restart_window: int = 60_000
     reference_digests: frozenset[bytes] = frozenset()  # policy: digests considered trustworthy (empty: any)
+    max_report_age: int = DEFAULT_MAX_REPORT_AGE_MS  # freshness, checked when ingest is given the time (N09)
+    profile: Profile = DEFAULT_PROFILE
 
 
 class Controller:
@@ -87,6 +114,7 @@ class Controller:
         self.ca = ca
         self.log = log
         self.config = config or ControllerConfig()
+        self.profile = self.config.profile
         self._kem = get_kem(KEM_ALGORITHM)
         self._devices: dict[bytes, _DeviceState] = {}
         self.batch: list[Pending] = []
@@ -101,11 +129,21 @@ class Controller:
 
     # --- registration and revocation ------------------------------------------------------------------
     def register(self, cert_bytes: bytes) -> bytes:
-        """Accept a CA-signed device certificate; returns its dev_id."""
+        """Accept a CA-signed device certificate; returns its dev_id.
+
+        Registering a known identity again keeps its epochs and counters (a renewed certificate with a higher
+        serial replaces the old one); a revoked identity stays revoked: REVOKED (N10)."""
         if self.ca is None:
             raise PqlabError("this controller holds no CA key to check certificates with", field="ca")
         cert = verify_certificate(cert_bytes, self.ca)
-        self._devices[cert.dev_id] = _DeviceState(cert)
+        state = self._devices.get(cert.dev_id)
+        if state is None:
+            self._devices[cert.dev_id] = _DeviceState(cert)
+        elif state.revoked:
+            raise AmortError(Code.REVOKED, f"device {cert.dev_id.hex()} is revoked; registering it again does not "
+                             "restore it", field="Certificate.dev_id")
+        elif state.cert is None or cert.serial > state.cert.serial:
+            state.cert = cert
         return cert.dev_id
 
     def enroll(self, dev_id: bytes) -> None:
@@ -116,7 +154,8 @@ class Controller:
 
     def revoke(self, dev_id: bytes) -> None:
         """Revoke one identity; every other identity keeps attesting."""
-        self._state(dev_id, "dev_id").revoked = True
+        state = self._state(dev_id, "dev_id")
+        state.revoked, state.staged = True, None
 
     def _state(self, dev_id: bytes, where: str) -> _DeviceState:
         state = self._devices.get(dev_id)
@@ -128,7 +167,10 @@ class Controller:
 
     # --- §IV-A epochs ------------------------------------------------------------------------------------
     def open_epoch(self, dev_id: bytes, now: int) -> bytes:
-        """EPOCH_REQ: encapsulate to the certified ML-KEM key for epoch current+1."""
+        """EPOCH_REQ: encapsulate to the certified ML-KEM key for a new epoch number.
+
+        The number is one above any this controller requested for the device, so an epoch whose EPOCH_OPEN never
+        reached the device is not opened twice; beyond 2^32 - 1 no epoch can follow: EPOCH_STALE (N11)."""
         state = self._state(dev_id, "dev_id")
         recent = [t for t in state.opens if now - t < self.config.restart_window]
         if len(recent) >= self.config.max_restarts:
@@ -137,16 +179,25 @@ class Controller:
         if state.cert is None:
             raise AmortError(Code.DEVICE_UNKNOWN, f"device {dev_id.hex()} has no certificate to encapsulate to",
                              field="dev_id")
+        epoch = max(state.epoch, state.highest_epoch) + 1
+        if epoch > MAX_EPOCH:
+            raise AmortError(Code.EPOCH_STALE, f"epoch numbers of {dev_id.hex()} are exhausted ({MAX_EPOCH}); "
+                             "the device needs a new identity", field="epoch")
         state.opens = [*recent, now]
-        epoch = state.epoch + 1
+        state.highest_epoch = epoch
         ciphertext, shared = self._kem.encaps(state.cert.kem_pk)
         req = EpochReq(self.controller_id, dev_id, epoch, state.cert.serial, ciphertext).encode()
         state.pending_req = (epoch, req, shared)
         return req
 
     def confirm(self, confirm_bytes: bytes, now: int) -> bytes:
-        """Check EPOCH_CONFIRM's MAC, derive K_evid, and return the signed EPOCH_OPEN."""
-        conf = EpochConfirm.decode(confirm_bytes)
+        """Check EPOCH_CONFIRM's MAC (hardened: and the device's anchor signature), derive K_evid, stage the epoch
+        and return the signed EPOCH_OPEN.
+
+        The epoch is installed when the device's first report under it verifies — the device has then accepted
+        EPOCH_OPEN — so a lost or refused EPOCH_OPEN leaves both sides in the old epoch (N15)."""
+        hardened = self.profile.variant == HARDENED
+        conf = (HardenedEpochConfirm if hardened else EpochConfirm).decode(confirm_bytes)
         state = self._state(conf.dev_id, "EpochConfirm.dev_id")
         if state.pending_req is None or state.pending_req[0] != conf.epoch:
             raise AmortError(Code.EPOCH_STALE, "no EPOCH_REQ outstanding for this epoch", field="EpochConfirm.epoch")
@@ -155,27 +206,40 @@ class Controller:
         k_confirm, k_evid = kdf.epoch_keys(th, shared, conf.dev_id, epoch)
         if not kdf.mac_ok(k_confirm, th, conf.mac):
             raise AmortError(Code.MAC_FAIL, "EPOCH_CONFIRM MAC does not verify", field="EpochConfirm.mac")
-        opened = EpochOpen(self.controller_id, conf.dev_id, epoch, self.config.tag_len, self.config.policy_id,
-                           conf.k0, now + self.config.epoch_lifetime, state.cert.serial, th, self._sig_alg())
+        fields = (self.controller_id, conf.dev_id, epoch, self.config.tag_len, self.config.policy_id, conf.k0,
+                  now + self.config.epoch_lifetime, state.cert.serial, th, self._sig_alg())
+        if hardened:
+            statement = AnchorStatement(self.controller_id, conf.dev_id, epoch, conf.k0)
+            PublicKey.of_device(state.cert).verify_device_statement(statement, conf.anchor_sig, "EpochConfirm")
+            opened: EpochOpen = HardenedEpochOpen(*fields, anchor_sig=conf.anchor_sig)
+        else:
+            opened = EpochOpen(*fields)
         data = opened.replace(sig=self.key.sign(opened)).encode()
-        self.install_epoch(conf.dev_id, epoch, k_evid, k0=conf.k0, tag_len=self.config.tag_len,
-                           policy_id=self.config.policy_id, expiry=opened.expiry)
+        state.staged = EpochKeys(epoch, k_evid, conf.k0, self.config.tag_len, self.config.policy_id, opened.expiry,
+                                 not_before=now)
         state.pending_req = None
         state.open_messages[epoch] = data
         return data
 
     def install_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, k0: bytes = b"", tag_len: int,
-                      policy_id: int, expiry: int) -> None:
-        """Make ``epoch`` the device's current epoch under ``k_evid`` (what :meth:`confirm` does once the
-        EPOCH_CONFIRM MAC verifies); closes the previous epoch, if any. EPOCH_STALE unless the epoch is newer."""
+                      policy_id: int, expiry: int, not_before: int = 0) -> None:
+        """Make ``epoch`` the device's current epoch under ``k_evid`` now (what the device's first report under a
+        staged epoch does; the fast path installs directly); closes the previous epoch, if any. EPOCH_STALE unless
+        the epoch is newer."""
         state = self._state(dev_id, "dev_id")
-        if epoch <= state.epoch:
-            raise AmortError(Code.EPOCH_STALE, f"epoch {epoch} does not exceed current {state.epoch}", field="epoch")
-        if state.k_evid is not None:
+        self._install(dev_id, state, EpochKeys(epoch, k_evid, k0, tag_len, policy_id, expiry, not_before))
+
+    def _install(self, dev_id: bytes, state: _DeviceState, keys: EpochKeys) -> None:
+        if keys.epoch <= state.epoch:
+            raise AmortError(Code.EPOCH_STALE, f"epoch {keys.epoch} does not exceed current {state.epoch}",
+                             field="epoch")
+        if state.current is not None:
             self._close_epoch(dev_id, state)
-        state.epoch, state.k_evid, state.k0 = epoch, k_evid, k0
-        state.tag_len, state.policy_id, state.expiry = tag_len, policy_id, expiry
-        state.last_seen = state.last_committed = 0
+        state.current = keys
+        if state.staged is not None and state.staged.epoch <= keys.epoch:
+            state.staged = None
+        state.highest_epoch = max(state.highest_epoch, keys.epoch)
+        state.last_seen = state.last_committed = state.last_timestamp = 0
 
     def _close_epoch(self, dev_id: bytes, state: _DeviceState) -> None:
         """Fresh-epoch recovery: uncommitted reports of the old epoch are lost; EPOCH_CLOSE makes that visible."""
@@ -183,13 +247,19 @@ class Controller:
         self._closes.append((dev_id, state.epoch, state.last_seen))
 
     def evidence_key(self, dev_id: bytes) -> tuple[bytes, int]:
-        """(K_evid, tag length) of the device's current epoch. The controller holds the evidence key — which is
-        exactly why an evidence tag proves nothing about origin to a third party (§IV-D); the attack matrix
+        """(K_evid, tag length) of the device's newest confirmed epoch. The controller holds the evidence key — which
+        is exactly why an evidence tag proves nothing about origin to a third party (§IV-D); the attack matrix
         uses this to play the malicious controller."""
+        keys = self.epoch_keys(dev_id)
+        return keys.k_evid, keys.tag_len
+
+    def epoch_keys(self, dev_id: bytes) -> EpochKeys:
+        """The newest confirmed epoch of a device (staged or current): what a fast path installs for it."""
         state = self._state(dev_id, "dev_id")
-        if state.k_evid is None:
+        keys = state.staged or state.current
+        if keys is None:
             raise AmortError(Code.EPOCH_STALE, "device has no open epoch", field="dev_id")
-        return state.k_evid, state.tag_len
+        return keys
 
     def epoch_open(self, dev_id: bytes, epoch: int) -> bytes:
         """The signed EPOCH_OPEN of one epoch (auditors take K0 from it)."""
@@ -201,34 +271,64 @@ class Controller:
         return sorted(state.open_messages) if state is not None else []
 
     # --- §IV-B/C reports -------------------------------------------------------------------------------
-    def ingest(self, report_bytes: bytes) -> Report:
-        """Decode, authenticate (evidence tag first), sequence-check, evaluate policy, then accumulate."""
-        report = Report.decode(report_bytes)
-        rec = report.record
+    def _keys_for(self, state: _DeviceState, epoch: int) -> EpochKeys:
+        if state.staged is not None and epoch == state.staged.epoch:
+            return state.staged
+        if state.current is not None and epoch == state.current.epoch:
+            return state.current
+        raise AmortError(Code.EPOCH_STALE, f"record epoch {epoch}, device is in epoch {state.epoch}",
+                         field="Record.epoch")
+
+    def ingest(self, report_bytes: bytes, now: int | None = None) -> Report:
+        """Decode, authenticate (evidence tag first), sequence-check, check the timestamp, evaluate policy, then
+        accumulate. ``now`` (the controller's clock, ms) adds the freshness bound ``max_report_age`` (N09)."""
+        explicit = self.profile.wire_format == EXPLICIT
+        if explicit:
+            report = Report.decode(report_bytes, wire_format=EXPLICIT)
+            rec = report.record
+        else:
+            rec = Report.decode_record(report_bytes)
         state = self._state(rec.dev_id, "Record.dev_id")
-        if state.k_evid is None or rec.epoch != state.epoch:
-            raise AmortError(Code.EPOCH_STALE, f"record epoch {rec.epoch}, device is in epoch {state.epoch}",
-                             field="Record.epoch")
-        if rec.timestamp > state.expiry:
-            raise AmortError(Code.EPOCH_STALE, f"record time {rec.timestamp} is past the epoch expiry {state.expiry}",
+        keys = self._keys_for(state, rec.epoch)
+        if rec.timestamp > keys.expiry:
+            raise AmortError(Code.EPOCH_STALE, f"record time {rec.timestamp} is past the epoch expiry {keys.expiry}",
                              field="Record.timestamp")
-        if len(report.tag) != state.tag_len:
-            raise AmortError(Code.TAGLEN_DOWNGRADE, f"tag of {len(report.tag)} octets, epoch fixes {state.tag_len}",
+        if not explicit:
+            report = Report.decode(report_bytes, tag_len=keys.tag_len)
+        elif len(report.tag) != keys.tag_len:
+            raise AmortError(Code.TAGLEN_DOWNGRADE, f"tag of {len(report.tag)} octets, epoch fixes {keys.tag_len}",
                              field="Report.tag_len")
-        if not kdf.mac_ok(state.k_evid, rec.encode(), report.tag):
+        signed = kdf.evidence_input(bytes(report_bytes[:RECORD_OCTETS]), report.dtag, self.profile.hardened)
+        if not kdf.mac_ok(keys.k_evid, signed, report.tag):
             raise AmortError(Code.MAC_FAIL, "evidence tag does not verify under K_evid", field="Report.tag")
+        if keys is state.staged:  # the device reports under the new epoch: it has accepted EPOCH_OPEN
+            self._install(rec.dev_id, state, keys)
         if rec.seq <= state.last_seen:
             raise AmortError(Code.SEQ_DUPLICATE, f"seq {rec.seq} already seen (last {state.last_seen})",
                              field="Record.seq")
         if rec.seq != state.last_seen + 1:
             raise AmortError(Code.SEQ_GAP, f"seq {rec.seq} skips after {state.last_seen}", field="Record.seq")
+        self._check_time(rec.timestamp, keys, state, now)
         refs = self.config.reference_digests
         self.verdicts[rec.dev_id] = not refs or rec.digest in refs
         state.last_seen = rec.seq
-        self.batch.append(Pending(rec.dev_id, rec.epoch, rec.seq, report_bytes))
+        state.last_timestamp = rec.timestamp
+        self.batch.append(Pending(rec.dev_id, rec.epoch, rec.seq, bytes(report_bytes)))
         if len(self.batch) >= self.config.k:
             self.checkpoint()
         return report
+
+    def _check_time(self, timestamp: int, keys: EpochKeys, state: _DeviceState, now: int | None) -> None:
+        """Monotonic timestamps from the epoch's opening on, and (with a clock) no older than max_report_age."""
+        if timestamp < keys.not_before:
+            raise AmortError(Code.EPOCH_STALE, f"record time {timestamp} is before its epoch opened "
+                             f"({keys.not_before})", field="Record.timestamp")
+        if timestamp < state.last_timestamp:
+            raise AmortError(Code.EPOCH_STALE, f"record time {timestamp} runs backwards (last {state.last_timestamp})",
+                             field="Record.timestamp")
+        if now is not None and now - timestamp > self.config.max_report_age:
+            raise AmortError(Code.EPOCH_STALE, f"record time {timestamp} is {now - timestamp} ms old, more than "
+                             f"{self.config.max_report_age}", field="Record.timestamp")
 
     # --- §IV-C checkpoints -----------------------------------------------------------------------------
     def checkpoint(self) -> bytes:
@@ -243,7 +343,7 @@ class Controller:
         body = self.build_checkpoint(batch, spans)
         data = self.sign(body)
         self.log.append(data)
-        self.record_checkpoint(data, body.spans)
+        self.record_checkpoint(data, body)
         return data
 
     def build_checkpoint(self, batch: list[Pending], spans: tuple[Span, ...] | None = None,
@@ -261,18 +361,19 @@ class Controller:
             closes.append(CloseEntry(dev_id, epoch, committed, last_seen))
         self._closes = []
         return Checkpoint(self.controller_id, len(self.checkpoints), self.prev_hash, len(self.tree), self.tree.root(),
-                          spans, tuple(closes), self._sig_alg() if sig_alg is None else sig_alg)
+                          spans, tuple(closes), self._sig_alg() if sig_alg is None else sig_alg,
+                          wire_format=self.profile.wire_format)
 
     def _sig_alg(self) -> int:
         if self.key is None:
             raise PqlabError("no signing key: pass the checkpoint's sig_alg", field="sig_alg")
         return self.key.alg_id
 
-    def record_checkpoint(self, data: bytes, spans: tuple[Span, ...]) -> None:
-        """Chain the signed checkpoint ``data`` (already durable) and advance the committed ranges of ``spans``."""
+    def record_checkpoint(self, data: bytes, body: Checkpoint) -> None:
+        """Chain the signed checkpoint ``data`` (already durable) of ``body`` and advance the committed ranges."""
         self.checkpoints.append(data)
-        self.prev_hash = link_hash(data)
-        for span in spans:
+        self.prev_hash = link_hash(body.tbs())
+        for span in body.spans:
             key = (span.dev_id, span.epoch)
             self._committed_hi[key] = max(self._committed_hi.get(key, 0), span.seq_hi)
             state = self._devices.get(span.dev_id)
@@ -284,6 +385,10 @@ class Controller:
         if self.key is None:
             raise PqlabError("this controller holds no signing key", field="key")
         return body.replace(sig=self.key.sign(body)).encode()
+
+    def decode_checkpoint(self, data: bytes) -> Checkpoint:
+        """A checkpoint in this controller's wire format."""
+        return Checkpoint.decode(data, wire_format=self.profile.wire_format)
 
     # --- proofs for auditors ---------------------------------------------------------------------------
     def inclusion(self, dev_id: bytes, epoch: int, seq: int, tree_size: int | None = None) -> tuple[bytes, bytes]:

@@ -7,22 +7,34 @@ from dataclasses import dataclass, field
 
 from pqlab.amort import kdf, merkle
 from pqlab.amort.chain import DisclosureChain
+from pqlab.amort.controller import link_hash
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.identity import KEM_ALGORITHM, PublicKey, SigningKey
 from pqlab.amort.messages import (
+    AnchorStatement,
     Checkpoint,
     Disclosure,
     EpochConfirm,
     EpochOpen,
     EpochReq,
+    HardenedEpochConfirm,
+    HardenedEpochOpen,
+    ReceiptEntry,
+    Receipts,
     Record,
     Report,
     SubCheckpoint,
 )
+from pqlab.amort.profile import DEFAULT as DEFAULT_PROFILE
+from pqlab.amort.profile import Profile
 from pqlab.crypto import get_kem
 from pqlab.crypto.base import KeyPair
 
 Entropy = Callable[[int], bytes]
+MAX_PENDING = 4
+"""Epoch exchanges a device keeps open at once, matched to EPOCH_OPEN by transcript hash: an unauthenticated
+EPOCH_REQ from the network adds one instead of replacing the controller's (N15)."""
+MAX_SEQ = (1 << 64) - 1
 
 
 @dataclass
@@ -31,6 +43,8 @@ class _Pending:
     transcript_hash: bytes
     k_evid: bytes
     chain: DisclosureChain
+    controller_id: bytes
+    anchor_sig: bytes = b""
 
 
 @dataclass
@@ -44,6 +58,8 @@ class _Epoch:
     committed_hi: int = 0
     reports: dict[int, bytes] = field(default_factory=dict)  # seq -> encoded report (the Merkle leaf)
     sub_lo: int = 1
+    controller_id: bytes = b""
+    receipts: list[ReceiptEntry] = field(default_factory=list)  # hardened: every receipt accepted in the epoch
 
 
 @dataclass(frozen=True)
@@ -56,76 +72,108 @@ class EpochSecrets:
     chain_length: int
     tag_len: int
     policy_id: int
+
+
 def encode_report(dev_id: bytes, epoch: int, seq: int, timestamp: int, digest: bytes, policy_id: int, flags: int,
-                  k_evid: bytes, tag_len: int, chain: DisclosureChain | None) -> bytes:
-    """One encoded report: the canonical record, its evidence tag under K_evid and, when ``chain`` is given,
-    its disclosure tag under K_seq (CHAIN_FAIL beyond the chain). Field errors name the record field."""
+                  k_evid: bytes, tag_len: int, chain: DisclosureChain | None, *,
+                  profile: Profile = DEFAULT_PROFILE) -> bytes:
+    """One encoded report: the canonical record, its disclosure tag under K_seq when ``chain`` is given (CHAIN_FAIL
+    beyond the chain), and its evidence tag under K_evid (over the record; hardened: record and disclosure tag).
+    Field errors name the record field."""
     record = Record(dev_id, epoch, seq, timestamp, digest, policy_id, flags)
     octets = record.encode()
     dtag = kdf.mac(chain.key(seq), octets, tag_len) if chain is not None else b""
-    return Report(record, kdf.mac(k_evid, octets, tag_len), dtag).encode()
+    tag = kdf.mac(k_evid, kdf.evidence_input(octets, dtag, profile.hardened), tag_len)
+    return Report(record, tag, dtag, profile.wire_format).encode()
 
 
 class Device:
     """One device: its certified ML-KEM key, its own entropy for the disclosure seed, and per-epoch state.
 
     ``entropy`` is the device's randomness (seeded in experiments); the disclosure seed drawn from it never
-    leaves this object. ``controller`` is the controller's public key, provisioned with the certificate.
+    leaves this object. ``controller`` is the controller's public key and ``controller_id`` its identifier,
+    provisioned with the certificate (None: the identifier of the controller that opens the epoch).
+    ``profile`` is the deployment's variant and wire format.
     """
 
     def __init__(self, dev_id: bytes, kem_keys: KeyPair, controller: PublicKey, entropy: Entropy, *,
                  chain_length: int = 1024, min_tag_len: int = 16, sign_key: SigningKey | None = None,
-                 kem_backend: str = "auto") -> None:
+                 kem_backend: str = "auto", controller_id: bytes | None = None,
+                 profile: Profile = DEFAULT_PROFILE) -> None:
         self.dev_id = dev_id
         self._kem_keys = kem_keys
         self._kem = get_kem(KEM_ALGORITHM, kem_backend)
         self.controller = controller
+        self.controller_id = controller_id
+        self.profile = profile
         self._entropy = entropy
         self.chain_length = chain_length
         self.min_tag_len = min_tag_len
         self.sign_key = sign_key
         self.epoch_number = 0  # highest accepted epoch; survives restart (it is the device's durable state)
-        self._pending: _Pending | None = None
+        self._pending: dict[bytes, _Pending] = {}  # transcript hash -> an open epoch exchange
         self.current: _Epoch | None = None
 
     # --- §IV-A epoch establishment -------------------------------------------------------------------
     def respond(self, req_bytes: bytes) -> bytes:
-        """Decapsulate an EPOCH_REQ, draw a fresh disclosure seed, and return EPOCH_CONFIRM."""
+        """Decapsulate an EPOCH_REQ, draw a fresh disclosure seed, and return EPOCH_CONFIRM (hardened: with the
+        device's signature over its anchor, which needs ``sign_key``)."""
         req = EpochReq.decode(req_bytes)
         if req.dev_id != self.dev_id:
             raise AmortError(Code.DEVICE_UNKNOWN, "EPOCH_REQ is addressed to another device", field="EpochReq.dev_id")
+        if self.controller_id is not None and req.controller_id != self.controller_id:
+            raise AmortError(Code.SIG_FAIL, f"EPOCH_REQ names controller {req.controller_id.hex()}, this device's is "
+                             f"{self.controller_id.hex()}", field="EpochReq.controller_id")
         if req.epoch <= self.epoch_number:
             raise AmortError(Code.EPOCH_STALE, f"epoch {req.epoch} does not exceed current {self.epoch_number}",
                              field="EpochReq.epoch")
         shared = self._kem.decaps(self._kem_keys.secret, req.ciphertext)
         chain = DisclosureChain(self._entropy(32), self.chain_length)
-        body = EpochConfirm(self.dev_id, req.epoch, chain.anchor)
+        anchor_sig = b""
+        if self.profile.hardened:
+            if self.sign_key is None:
+                raise AmortError(Code.SIG_FAIL, "the hardened variant needs the device's signing key",
+                                 field="sign_key")
+            anchor_sig = self.sign_key.sign(AnchorStatement(req.controller_id, self.dev_id, req.epoch, chain.anchor))
+            body: EpochConfirm = HardenedEpochConfirm(self.dev_id, req.epoch, chain.anchor, anchor_sig=anchor_sig)
+        else:
+            body = EpochConfirm(self.dev_id, req.epoch, chain.anchor)
         th = kdf.transcript_hash(req_bytes, body.tbs())
         k_confirm, k_evid = kdf.epoch_keys(th, shared, self.dev_id, req.epoch)
-        self._pending = _Pending(req.epoch, th, k_evid, chain)
+        if len(self._pending) >= MAX_PENDING:
+            self._pending.pop(next(iter(self._pending)))
+        self._pending[th] = _Pending(req.epoch, th, k_evid, chain, req.controller_id, anchor_sig)
         return body.replace(mac=kdf.mac(k_confirm, th)).encode()
 
     def accept_open(self, open_bytes: bytes) -> EpochOpen:
-        """Accept EPOCH_OPEN only if signed by the controller, newer than the current epoch, and on our transcript."""
-        opened = EpochOpen.decode(open_bytes)
+        """Accept EPOCH_OPEN only if signed by the controller, newer than the current epoch, on a transcript this
+        device observed, and from the controller that sent that EPOCH_REQ (N07)."""
+        opened = (HardenedEpochOpen if self.profile.hardened else EpochOpen).decode(open_bytes)
         self.controller.verify(opened, opened.sig, "EpochOpen")
         if opened.dev_id != self.dev_id:
             raise AmortError(Code.DEVICE_UNKNOWN, "EPOCH_OPEN names another device", field="EpochOpen.dev_id")
         if opened.epoch <= self.epoch_number:
             raise AmortError(Code.EPOCH_STALE, f"epoch {opened.epoch} does not exceed current {self.epoch_number}",
                              field="EpochOpen.epoch")
-        pending = self._pending
-        if pending is None or pending.epoch != opened.epoch or pending.transcript_hash != opened.transcript_hash:
+        pending = self._pending.get(opened.transcript_hash)
+        if pending is None or pending.epoch != opened.epoch:
             raise AmortError(Code.SIG_FAIL, "EPOCH_OPEN signs a transcript this device did not observe",
                              field="EpochOpen.transcript_hash")
+        if opened.controller_id != pending.controller_id:
+            raise AmortError(Code.SIG_FAIL, f"EPOCH_OPEN names controller {opened.controller_id.hex()}, the exchange "
+                             f"was with {pending.controller_id.hex()}", field="EpochOpen.controller_id")
         if opened.k0 != pending.chain.anchor:
             raise AmortError(Code.CHAIN_FAIL, "EPOCH_OPEN commits a different chain anchor", field="EpochOpen.k0")
+        if self.profile.hardened and opened.anchor_sig != pending.anchor_sig:
+            raise AmortError(Code.SIG_FAIL, "EPOCH_OPEN carries another anchor signature than this device's",
+                             field="EpochOpen.anchor_sig")
         if opened.tag_len < self.min_tag_len:
             raise AmortError(Code.TAGLEN_DOWNGRADE, f"tag length {opened.tag_len} is below the device minimum "
                              f"{self.min_tag_len}", field="EpochOpen.tag_len")
         self.epoch_number = opened.epoch
-        self.current = _Epoch(opened.epoch, pending.k_evid, pending.chain, opened.tag_len, opened.policy_id)
-        self._pending = None
+        self.current = _Epoch(opened.epoch, pending.k_evid, pending.chain, opened.tag_len, opened.policy_id,
+                              controller_id=opened.controller_id)
+        self._pending = {th: p for th, p in self._pending.items() if p.epoch > opened.epoch}
         return opened
 
     # --- §IV-B reports --------------------------------------------------------------------------------
@@ -135,11 +183,15 @@ class Device:
         return self.current
 
     def report(self, digest: bytes, timestamp: int, *, flags: int = 0, disclosure_tag: bool = True) -> bytes:
-        """The next report: canonical record, evidence tag under K_evid, disclosure tag under K_seq."""
+        """The next report: canonical record, evidence tag under K_evid, disclosure tag under K_seq. After sequence
+        number 2^64 - 1 the epoch cannot go on: EPOCH_STALE (N11)."""
         ep = self._active()
+        if ep.seq >= MAX_SEQ:
+            raise AmortError(Code.EPOCH_STALE, f"sequence numbers of epoch {ep.epoch} are exhausted; open a new "
+                             "epoch", field="seq")
         seq = ep.seq + 1
         data = encode_report(self.dev_id, ep.epoch, seq, timestamp, digest, ep.policy_id, flags, ep.k_evid,
-                             ep.tag_len, ep.chain if disclosure_tag else None)
+                             ep.tag_len, ep.chain if disclosure_tag else None, profile=self.profile)
         ep.seq = seq
         ep.reports[seq] = data
         return data
@@ -148,28 +200,48 @@ class Device:
     def receive_checkpoint(self, ckpt_bytes: bytes, *, check_subtree: bool = True) -> Checkpoint:
         """Verify a checkpoint receipt and learn which of our reports it commits.
 
-        A span for an older epoch is a replayed checkpoint: EPOCH_STALE. With ``check_subtree`` the device
-        recomputes the subtree root over its own reports (detects omit-and-substitute, PROOF_FAIL).
+        It must come from the controller that opened the epoch (SIG_FAIL, N07). A span for an older epoch is a
+        replayed checkpoint: EPOCH_STALE. With ``check_subtree`` the device recomputes the subtree root over its
+        own reports (detects omit-and-substitute, PROOF_FAIL). Hardened: every receipt must continue the last
+        one — index + 1 and its link as ``prev_hash`` (CKPT_DISCONTINUITY) — and is kept for comparison (N04).
         """
-        ckpt = Checkpoint.decode(ckpt_bytes)
+        ckpt = Checkpoint.decode(ckpt_bytes, wire_format=self.profile.wire_format)
         self.controller.verify(ckpt, ckpt.sig, "Checkpoint")
         ep = self._active()
+        if ep.controller_id and ckpt.controller_id != ep.controller_id:
+            raise AmortError(Code.SIG_FAIL, f"checkpoint of controller {ckpt.controller_id.hex()}, the epoch was "
+                             f"opened by {ep.controller_id.hex()}", field="Checkpoint.controller_id")
+        committed_hi = ep.committed_hi
         for span in ckpt.spans:
             if span.dev_id != self.dev_id:
                 continue
             if span.epoch != ep.epoch:
                 raise AmortError(Code.EPOCH_STALE, f"checkpoint commits epoch {span.epoch}, current is {ep.epoch}",
                                  field="Checkpoint.spans.epoch")
-            if span.seq_lo != ep.committed_hi + 1 or span.seq_hi > ep.seq:
+            if span.seq_lo != committed_hi + 1 or span.seq_hi > ep.seq:
                 raise AmortError(Code.SEQ_GAP, f"span {span.seq_lo}..{span.seq_hi} does not continue "
-                                 f"{ep.committed_hi} within sent {ep.seq}", field="Checkpoint.spans")
+                                 f"{committed_hi} within sent {ep.seq}", field="Checkpoint.spans")
             if check_subtree:
                 mine = [ep.reports[s] for s in range(span.seq_lo, span.seq_hi + 1)]
                 if merkle.root(mine) != span.subtree:
                     raise AmortError(Code.PROOF_FAIL, "subtree root differs from the device's own reports",
                                      field="Checkpoint.spans.subtree")
-            ep.committed_hi = span.seq_hi
+            committed_hi = span.seq_hi
+        if self.profile.hardened and ep.receipts:
+            last = ep.receipts[-1]
+            if ckpt.index != last.index + 1 or ckpt.prev_hash != last.link:
+                raise AmortError(Code.CKPT_DISCONTINUITY, f"receipt {ckpt.index} does not continue receipt "
+                                 f"{last.index}", field="Checkpoint.prev_hash")
+        if self.profile.hardened:
+            ep.receipts.append(ReceiptEntry(ckpt.index, link_hash(ckpt.tbs())))
+        ep.committed_hi = committed_hi
         return ckpt
+
+    def receipts(self) -> bytes:
+        """Hardened variant: the receipts accepted in the current epoch, for an auditor to compare with the public
+        chain (``ColdAuditor.compare_receipts``); the paper's device keeps none."""
+        ep = self._active()
+        return Receipts(self.dev_id, ep.epoch, tuple(ep.receipts)).encode()
 
     def disclose(self, j: int) -> bytes:
         """Release K_j, only once a verified checkpoint has committed report j (else DISCLOSE_EARLY)."""
@@ -207,10 +279,10 @@ class Device:
         self.epoch_number = max(self.epoch_number, secrets.epoch)
         chain = DisclosureChain(secrets.chain_seed, secrets.chain_length)
         self.current = _Epoch(secrets.epoch, secrets.k_evid, chain, secrets.tag_len, secrets.policy_id,
-                              seq=next_seq - 1, sub_lo=next_seq)
-        self._pending = None
+                              seq=next_seq - 1, sub_lo=next_seq, controller_id=self.controller_id or b"")
+        self._pending = {}
 
     def restart(self) -> None:
         """Fresh-epoch recovery (§IV-E): volatile state — sequence, chain, keys — is lost; the epoch number is not."""
         self.current = None
-        self._pending = None
+        self._pending = {}

@@ -7,14 +7,16 @@ state after the step (``state``). :func:`execute` replays the steps on any path 
 structure, so a path agrees with the reference exactly when ``execute(vector, path)`` equals the recorded
 steps. ``initial_state`` is the state of the freshly opened object before the first state-changing step.
 A controller's state is recorded as a transition: the scalar fields in full, and under ``devices`` only the
-devices whose entry changed in that step, each as ``[revoked, epoch, tag_len, policy_id, expiry, last_seen,
-last_committed]``; equal transitions from an equal initial state are equal states. A verdict is ``null``
-(accepted) or ``"CODE field"``. An output longer than 16 KiB is recorded as ``{"octets": n, "sha256": hex}``;
-a long filler input may be written ``{"fill": hex, "octets": n}`` (the pattern repeated to n octets).
+devices whose entry changed in that step, each as ``[revoked, epoch, tag_len, policy_id, expiry, not_before,
+last_seen, last_committed, last_timestamp]``; equal transitions from an equal initial state are equal states.
+A verdict is ``null`` (accepted) or ``"CODE field"``. An output longer than 16 KiB is recorded as
+``{"octets": n, "sha256": hex}``; a long filler input may be written ``{"fill": hex, "octets": n}`` (the pattern
+repeated to n octets).
 
-Bytes are hex strings; in ``ingest`` a report may also be ``{"bytearray": hex}``, ``{"memoryview": hex}``
-or ``{"object": json value}`` (something that is not an octet string), and a whole batch may be
-``{"framed": hex}`` (one buffer, :func:`pqlab.amort.fastpath.frame`).
+``open_controller`` and ``open_device`` name the protocol ``variant`` and ``wire_format`` (pqlab.amort.profile);
+an ``ingest`` may carry ``now``, the controller's clock. Bytes are hex strings; in ``ingest`` a report may also
+be ``{"bytearray": hex}``, ``{"memoryview": hex}`` or ``{"object": json value}`` (something that is not an octet
+string), and a whole batch may be ``{"framed": hex}`` (one buffer, :func:`pqlab.amort.fastpath.frame`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from pqlab.amort.fastpath import open_controller, open_device
 from pqlab.errors import PqlabError
 
-FORMAT = "pqlab-amort-differential/1"
+FORMAT = "pqlab-amort-differential/2"
 BYTE_ARGS = frozenset({"controller_id", "dev_id", "k_evid", "chain_seed", "digest", "signature"})
 
 
@@ -68,7 +70,7 @@ def _error(exc: PqlabError) -> dict[str, Any]:
 
 def _run_step(obj: Any, path: str, op: str, args: dict[str, Any]) -> tuple[Any, Any]:
     """(object after the step, result) for one step; raises what the implementation raises."""
-    kwargs = {name: _arg(name, value) for name, value in args.items() if name not in ("reports", "framed")}
+    kwargs = {name: _arg(name, value) for name, value in args.items() if name not in ("reports", "framed", "now")}
     if op == "open_controller":
         return open_controller(path, **kwargs), None
     if op == "open_device":
@@ -82,7 +84,7 @@ def _run_step(obj: Any, path: str, op: str, args: dict[str, Any]) -> tuple[Any, 
         obj.revoke(kwargs["dev_id"])
         return obj, None
     if op == "ingest":
-        verdicts = obj.ingest(_batch(args))
+        verdicts = obj.ingest(_batch(args), now=args.get("now"))
         return obj, {"verdicts": [f"{v.code.value} {v.field}" if v.code else None for v in verdicts]}
     if op == "checkpoint_body":
         return obj, {"body": _output(obj.checkpoint_body())}
@@ -95,7 +97,8 @@ def _run_step(obj: Any, path: str, op: str, args: dict[str, Any]) -> tuple[Any, 
     raise PqlabError(f"unknown op {op!r}", field="steps")
 
 
-_DEVICE_FIELDS = ("revoked", "epoch", "tag_len", "policy_id", "expiry", "last_seen", "last_committed")
+_DEVICE_FIELDS = ("revoked", "epoch", "tag_len", "policy_id", "expiry", "not_before", "last_seen", "last_committed",
+                  "last_timestamp")
 
 
 def transition(before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -5,14 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from pqlab.amort import native
-from pqlab.amort.fastpath import (
+from pqlab.amort.fastpath_base import (
     BatchController,
     BatchInput,
     ReportDevice,
     Verdicts,
+    check_now,
     check_octets,
     epoch_arguments,
 )
+from pqlab.amort.profile import EXPLICIT, HARDENED, Profile
+
+
+def _flags(profile: Profile) -> tuple[int, int]:
+    """The C core's (wire format, variant) numbers: AMORT_WIRE_EXPLICIT = 1, AMORT_VARIANT_HARDENED = 1."""
+    return int(profile.wire_format == EXPLICIT), int(profile.variant == HARDENED)
 
 
 class NativeBatchController(BatchController):
@@ -20,20 +27,21 @@ class NativeBatchController(BatchController):
 
     path = "native"
 
-    def __init__(self, controller_id: bytes, sig_alg: int) -> None:
+    def __init__(self, controller_id: bytes, sig_alg: int, profile: Profile, max_report_age: int) -> None:
         self.controller_id = controller_id
         self.sig_alg = sig_alg
-        self._c = native.load().Controller(controller_id, sig_alg)
+        self.profile = profile
+        self._c = native.load().Controller(controller_id, sig_alg, *_flags(profile), max_report_age)
 
     def register_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, tag_len: int = 16,
-                       expiry: int = (1 << 64) - 1, policy_id: int = 1) -> None:
-        self._c.register_epoch(*epoch_arguments(dev_id, epoch, k_evid, tag_len, expiry, policy_id))
+                       expiry: int = (1 << 64) - 1, policy_id: int = 1, not_before: int = 0) -> None:
+        self._c.register_epoch(*epoch_arguments(dev_id, epoch, k_evid, tag_len, expiry, policy_id, not_before))
 
     def revoke(self, dev_id: bytes) -> None:
         self._c.revoke(check_octets(dev_id, 8, "dev_id"))
 
-    def ingest(self, batch: BatchInput) -> Verdicts:
-        codes, fields = self._c.ingest(batch)
+    def ingest(self, batch: BatchInput, *, now: int | None = None) -> Verdicts:
+        codes, fields = self._c.ingest(batch, check_now(now))
         return Verdicts(codes, fields)
 
     def checkpoint_body(self) -> bytes:
@@ -85,10 +93,11 @@ class NativeDevice(ReportDevice):
     path = "native"
 
     def __init__(self, dev_id: bytes, epoch: int, k_evid: bytes, chain_seed: bytes, tag_len: int, policy_id: int,
-                 chain_length: int) -> None:
+                 chain_length: int, next_seq: int, profile: Profile) -> None:
         self.dev_id, self.epoch, self.tag_len, self.policy_id = dev_id, epoch, tag_len, policy_id
-        self.chain_length = chain_length
-        self._c = native.load().Device(dev_id, epoch, k_evid, chain_seed, tag_len, policy_id, chain_length)
+        self.chain_length, self.profile = chain_length, profile
+        self._c = native.load().Device(dev_id, epoch, k_evid, chain_seed, tag_len, policy_id, chain_length,
+                                       *_flags(profile), next_seq)
 
     def report(self, digest: bytes, timestamp: int, *, flags: int = 0, disclosure_tag: bool = True) -> bytes:
         return self._c.report(digest, timestamp, flags, disclosure_tag)

@@ -10,19 +10,23 @@ from pqlab.amort.chain import DisclosureChain
 from pqlab.amort.controller import Controller, ControllerConfig
 from pqlab.amort.device import encode_report
 from pqlab.amort.errors import AmortError, Code, FastpathError
-from pqlab.amort.fastpath import (
+from pqlab.amort.fastpath_base import (
     MAX_BATCH,
     BatchController,
     BatchInput,
     ReportDevice,
     Verdicts,
+    check_now,
     check_octets,
     code_number,
     epoch_arguments,
     unframe,
 )
 from pqlab.amort.messages import Checkpoint
+from pqlab.amort.profile import Profile
 from pqlab.errors import PqlabError
+
+MAX_SEQ = (1 << 64) - 1
 
 _NEVER = 1 << 62  # the wrapped Controller never checkpoints by itself: checkpoint_body() decides
 
@@ -32,25 +36,29 @@ class ReferenceBatchController(BatchController):
 
     path = "reference"
 
-    def __init__(self, controller_id: bytes, sig_alg: int) -> None:
+    def __init__(self, controller_id: bytes, sig_alg: int, profile: Profile, max_report_age: int) -> None:
         self.controller_id = controller_id
         self.sig_alg = sig_alg
-        self._ctl = Controller(controller_id, None, None, None, ControllerConfig(k=_NEVER))
+        self.profile = profile
+        config = ControllerConfig(k=_NEVER, max_report_age=max_report_age, profile=profile)
+        self._ctl = Controller(controller_id, None, None, None, config)
         self._body: Checkpoint | None = None
 
     # --- epochs and revocation -------------------------------------------------------------------------
     def register_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, tag_len: int = 16,
-                       expiry: int = (1 << 64) - 1, policy_id: int = 1) -> None:
-        dev_id, epoch, k_evid, tag_len, expiry, policy_id = epoch_arguments(dev_id, epoch, k_evid, tag_len, expiry,
-                                                                             policy_id)
+                       expiry: int = (1 << 64) - 1, policy_id: int = 1, not_before: int = 0) -> None:
+        dev_id, epoch, k_evid, tag_len, expiry, policy_id, not_before = epoch_arguments(
+            dev_id, epoch, k_evid, tag_len, expiry, policy_id, not_before)
         self._ctl.enroll(dev_id)
-        self._ctl.install_epoch(dev_id, epoch, k_evid, tag_len=tag_len, policy_id=policy_id, expiry=expiry)
+        self._ctl.install_epoch(dev_id, epoch, k_evid, tag_len=tag_len, policy_id=policy_id, expiry=expiry,
+                                not_before=not_before)
 
     def revoke(self, dev_id: bytes) -> None:
         self._ctl.revoke(check_octets(dev_id, 8, "dev_id"))
 
     # --- reports and checkpoints -------------------------------------------------------------------------
-    def ingest(self, batch: BatchInput) -> Verdicts:
+    def ingest(self, batch: BatchInput, *, now: int | None = None) -> Verdicts:
+        now = check_now(now)
         reports = unframe(batch) if isinstance(batch, (bytes, bytearray, memoryview)) else list(batch)
         if len(reports) > MAX_BATCH:
             raise FastpathError(f"more than {MAX_BATCH} reports in one batch", field="batch")
@@ -60,7 +68,7 @@ class ReferenceBatchController(BatchController):
             if isinstance(report, (bytearray, memoryview)):
                 report = bytes(report)  # the pending leaf must not change after it was verified
             try:
-                self._ctl.ingest(report)
+                self._ctl.ingest(report, now)
             except AmortError as exc:
                 codes[i] = code_number(exc.reason)
                 fields[i] = exc.field or ""
@@ -82,7 +90,7 @@ class ReferenceBatchController(BatchController):
             raise PqlabError("must be bytes shorter than 65536 octets", field="signature")
         body, self._body = self._body, None
         data = body.replace(sig=bytes(signature)).encode()
-        self._ctl.record_checkpoint(data, body.spans)
+        self._ctl.record_checkpoint(data, body)
         return data
 
     # --- state -------------------------------------------------------------------------------------------
@@ -137,11 +145,16 @@ class ReferenceBatchController(BatchController):
             "pending_leaves": pending,
             "awaiting_commit": self.awaiting_commit,
             "closes": [[d.hex(), e, s] for d, e, s in ctl._closes],
-            "devices": [{"dev_id": d.hex(), "revoked": s.revoked, "epoch": s.epoch, "tag_len": s.tag_len,
-                         "policy_id": s.policy_id, "expiry": s.expiry, "last_seen": s.last_seen,
-                         "last_committed": s.last_committed}
-                        for d, s in sorted(ctl._devices.items())],
+            "devices": [_device_state(d, s) for d, s in sorted(ctl._devices.items())],
         }
+
+
+def _device_state(dev_id: bytes, s: Any) -> dict[str, Any]:
+    keys = s.current
+    return {"dev_id": dev_id.hex(), "revoked": s.revoked, "epoch": s.epoch,
+            "tag_len": keys.tag_len if keys else 16, "policy_id": keys.policy_id if keys else 0,
+            "expiry": keys.expiry if keys else 0, "not_before": keys.not_before if keys else 0,
+            "last_seen": s.last_seen, "last_committed": s.last_committed, "last_timestamp": s.last_timestamp}
 
 
 class ReferenceDevice(ReportDevice):
@@ -150,16 +163,19 @@ class ReferenceDevice(ReportDevice):
     path = "reference"
 
     def __init__(self, dev_id: bytes, epoch: int, k_evid: bytes, chain_seed: bytes, tag_len: int, policy_id: int,
-                 chain_length: int) -> None:
+                 chain_length: int, next_seq: int, profile: Profile) -> None:
         self.dev_id, self.epoch, self.tag_len, self.policy_id = dev_id, epoch, tag_len, policy_id
-        self.chain_length = chain_length
+        self.chain_length, self.profile = chain_length, profile
         self._k_evid = k_evid
         self._chain = DisclosureChain(chain_seed, chain_length)
-        self._seq = 0
+        self._seq = next_seq - 1
 
     def report(self, digest: bytes, timestamp: int, *, flags: int = 0, disclosure_tag: bool = True) -> bytes:
+        if self._seq >= MAX_SEQ:  # Device.report's check: the epoch cannot go on (N11)
+            raise AmortError(Code.EPOCH_STALE, "sequence numbers are exhausted; open a new epoch", field="seq")
         data = encode_report(self.dev_id, self.epoch, self._seq + 1, timestamp, digest, self.policy_id, flags,
-                             self._k_evid, self.tag_len, self._chain if disclosure_tag else None)
+                             self._k_evid, self.tag_len, self._chain if disclosure_tag else None,
+                             profile=self.profile)
         self._seq += 1
         return data
 

@@ -41,6 +41,8 @@ class Fleet:
     epoch: int = 1
     tag_len: int = 16
     policy_id: int = 1
+    variant: str = "paper"  # pqlab.amort.profile: the devices' protocol variant and wire format
+    wire_format: str = "implied"
 
     def __post_init__(self) -> None:
         if not 1 <= self.n <= MAX_IDENTITIES:
@@ -72,7 +74,8 @@ class Fleet:
     def device(self, path: str, i: int, chain_length: int) -> ReportDevice:
         """Device ``i`` on the device path ``path`` with a disclosure chain of ``chain_length`` keys."""
         return fastpath.open_device(path, self.dev_id(i), self.epoch, self.k_evid(i), self.chain_seed(i),
-                                    tag_len=self.tag_len, policy_id=self.policy_id, chain_length=chain_length)
+                                    tag_len=self.tag_len, policy_id=self.policy_id, chain_length=chain_length,
+                                    variant=self.variant, wire_format=self.wire_format)
 
 
 def report_rounds(fleet: Fleet, path: str, disclosure_tags: Sequence[bool], *, first_time_ms: int = 1_000,

@@ -1,7 +1,9 @@
 """Differential fuzzing of the fast path: seeded random and mutated report batches through both paths, compared.
 
 ``make sanitize`` runs it against an AddressSanitizer + UBSan build of the native extension (``pqlab
-amort-fuzz --batches 100000``); the test suite runs a short run. Each batch mixes honest reports
+amort-fuzz --batches 100000``); the test suite runs a short run. The batches are shared among the four profiles
+(paper and hardened variant, implied and explicit wire format), each a fresh pair of controllers. Each batch mixes
+honest reports
 (built by a native and a reference device in lock step, which must agree), mutated copies
 (:mod:`pqlab.amort.mutations`), replays, random octets and non-octet items, as a list or one framed
 buffer, sometimes over the batch limit. Between batches the controllers checkpoint, change epochs, revoke
@@ -18,7 +20,8 @@ from typing import Any
 
 from pqlab.amort.fastpath import MAX_BATCH, ReportDevice, frame, open_controller, open_device
 from pqlab.amort.mutations import mutate
-from pqlab.amort.vectors import Material
+from pqlab.amort.profile import VARIANTS, WIRE_FORMATS, Profile
+from pqlab.amort.vector_builder import Material
 from pqlab.errors import PqlabError
 
 
@@ -45,11 +48,12 @@ def _outcome(call: Any) -> Any:
 class _Pair:
     """The same device on both paths; every report is built twice and must be identical."""
 
-    def __init__(self, material: Material, n: int, epoch: int, rng: random.Random) -> None:
+    def __init__(self, material: Material, n: int, epoch: int, rng: random.Random, profile: Profile) -> None:
         dev_id = f"FZ-{n:05d}".encode()
         self.k_evid = material.octets(f"k/{n}/{epoch}")
         args = (dev_id, epoch, self.k_evid, material.octets(f"c/{n}/{epoch}"))
-        kw = {"tag_len": rng.choice((8, 12, 16)), "policy_id": rng.randrange(1 << 16), "chain_length": 512}
+        kw = {"tag_len": rng.choice((8, 12, 16)), "policy_id": rng.randrange(1 << 16), "chain_length": 512,
+              "variant": profile.variant, "wire_format": profile.wire_format}
         self.ref: ReportDevice = open_device("reference", *args, **kw)
         self.nat: ReportDevice = open_device("native", *args, **kw)
 
@@ -71,11 +75,26 @@ def _junk(rng: random.Random, seen: list[bytes]) -> Any:
     return rng.choice((None, 7, "report"))
 
 
+PROFILES = tuple(Profile(variant, wire) for variant in VARIANTS for wire in WIRE_FORMATS)
+
+
 def run(batches: int, seed: int = 1, *, state_every: int = 64, max_mismatches: int = 20) -> FuzzResult:
-    """Fuzz ``batches`` batches; deterministic for a seed."""
-    rng, material = random.Random(f"fuzz:{seed}"), Material(seed, "fuzz")
+    """Fuzz ``batches`` batches, shared among :data:`PROFILES`; deterministic for a seed."""
     result, start = FuzzResult(), time.perf_counter()
-    ref, nat = open_controller("reference"), open_controller("native")
+    for i, profile in enumerate(PROFILES):
+        share = batches // len(PROFILES) + (i < batches % len(PROFILES))
+        _world(share, seed, profile, result, state_every, max_mismatches)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _world(batches: int, seed: int, profile: Profile, result: FuzzResult, state_every: int,
+           max_mismatches: int) -> None:
+    """One profile's controllers and devices through ``batches`` batches, adding to ``result``."""
+    rng = random.Random(f"fuzz:{seed}:{profile.variant}:{profile.wire_format}")
+    material = Material(seed, f"fuzz/{profile.variant}/{profile.wire_format}")
+    kw = {"variant": profile.variant, "wire_format": profile.wire_format}
+    ref, nat = open_controller("reference", **kw), open_controller("native", **kw)
     pairs: dict[int, _Pair] = {}
     seen: list[bytes] = []
     clock, next_n = 1_000, 0
@@ -83,17 +102,20 @@ def run(batches: int, seed: int = 1, *, state_every: int = 64, max_mismatches: i
     def both(name: str, fn: Any) -> Any:
         a, b = _outcome(lambda: fn(ref)), _outcome(lambda: fn(nat))
         if a != b and len(result.mismatches) < max_mismatches:
-            result.mismatches.append(f"batch {result.batches}: {name}: reference {str(a)[:200]} native {str(b)[:200]}")
+            result.mismatches.append(f"{profile.variant}/{profile.wire_format} batch {result.batches}: {name}: "
+                                     f"reference {str(a)[:200]} native {str(b)[:200]}")
         return a
 
     def register(n: int) -> None:
         old = pairs.get(n)
-        pair = _Pair(material, n, (old.ref.epoch + rng.randint(1, 2)) if old else 1, rng)
+        pair = _Pair(material, n, (old.ref.epoch + rng.randint(1, 2)) if old else 1, rng, profile)
         pairs[n] = pair
         expiry = rng.choice(((1 << 64) - 1, clock + rng.randrange(1, 2_000_000)))
+        # an open time just behind the clock, sometimes ahead of it (the first reports are then EPOCH_STALE)
+        not_before = rng.choice((0, max(0, clock - rng.randrange(0, 50)))) if rng.random() > 0.02 else clock + 20
         both("register_epoch", lambda c: c.register_epoch(pair.ref.dev_id, pair.ref.epoch, pair.k_evid,
                                                           tag_len=pair.ref.tag_len, expiry=expiry,
-                                                          policy_id=pair.ref.policy_id))
+                                                          policy_id=pair.ref.policy_id, not_before=not_before))
 
     def honest_batch(size: int) -> list[Any]:
         nonlocal clock
@@ -130,7 +152,10 @@ def run(batches: int, seed: int = 1, *, state_every: int = 64, max_mismatches: i
         else:
             items = honest_batch(rng.choice((0, 1, 2, 3, 4, 6, 12)))
             batch = frame(items) if rng.random() < 0.3 and all(isinstance(i, bytes) for i in items) else items
-        outcome = both("ingest", lambda c, b=batch: (lambda v: (v.codes, v.fields))(c.ingest(b)))
+        roll = rng.random()  # the controller's clock: none, in step, behind, or (rarely) past max_report_age
+        now = None if roll < 0.4 else clock + 290_000 if roll < 0.6 else max(0, clock - 10) if roll < 0.995 else \
+            clock + 400_000
+        outcome = both("ingest", lambda c, b=batch, now=now: (lambda v: (v.codes, v.fields))(c.ingest(b, now=now)))
         result.batches += 1
         if outcome[0] == "ok":
             codes, _ = outcome[1]
@@ -159,5 +184,3 @@ def run(batches: int, seed: int = 1, *, state_every: int = 64, max_mismatches: i
         if result.batches % state_every == 0:
             both("state", lambda c: c.state())
     both("state", lambda c: c.state())
-    result.seconds = time.perf_counter() - start
-    return result

@@ -12,6 +12,7 @@ from pqlab.crypto.base import Signer
 from pqlab.errors import CryptoInputError
 
 KEM_ALGORITHM = "ML-KEM-768"
+DEVICE_SIGNATURE_ALGORITHM = "ML-DSA-65"  # the device key of mechanism (c) and of the hardened anchor signature
 
 
 def context(message: type[Message] | Message) -> bytes:
@@ -47,15 +48,33 @@ class SigningKey:
 
 @dataclass
 class PublicKey:
-    """A verifier's view of a signing key: algorithm name and public octets."""
+    """A verifier's view of a signing key: algorithm name, public octets and, for a device key, the dev_id whose
+    certificate binds it (``owner``): a device statement verifies only under its own device's key (N16)."""
 
     algorithm: str
     public: bytes
     backend: str = "auto"
+    owner: bytes | None = None
 
     @classmethod
-    def of(cls, key: SigningKey) -> PublicKey:
-        return cls(key.algorithm, key.public)
+    def of(cls, key: SigningKey, owner: bytes | None = None) -> PublicKey:
+        return cls(key.algorithm, key.public, owner=owner)
+
+    @classmethod
+    def of_device(cls, cert: Certificate) -> PublicKey:
+        """The device's signing key from its (already CA-verified) certificate; SIG_FAIL if it holds none."""
+        if not cert.sig_pk:
+            raise AmortError(Code.SIG_FAIL, f"the certificate of {cert.dev_id.hex()} holds no signing key",
+                             field="Certificate.sig_pk")
+        return cls(DEVICE_SIGNATURE_ALGORITHM, cert.sig_pk, owner=cert.dev_id)
+
+    def verify_device_statement(self, message: Message, signature: bytes, what: str) -> None:
+        """SIG_FAIL unless this is the key of the device the statement names (``message.dev_id``) and signed it."""
+        if self.owner is None or self.owner != message.dev_id:
+            whose = "an unbound key" if self.owner is None else f"the key of {self.owner.hex()}"
+            raise AmortError(Code.SIG_FAIL, f"a statement of device {message.dev_id.hex()} checked with {whose}",
+                             field=f"{what}.dev_id")
+        self.verify(message, signature, what)
 
     def verify(self, message: Message, signature: bytes, what: str) -> None:
         """SIG_FAIL unless ``signature`` is this key's signature over ``message``'s signed octets."""
@@ -66,6 +85,16 @@ class PublicKey:
         try:
             ok = get_signer(self.algorithm, self.backend).verify(self.public, message.tbs(), signature,
                                                                   context(message))
+        except CryptoInputError:
+            ok = False
+        if not ok:
+            raise AmortError(Code.SIG_FAIL, "signature does not verify", field=f"{what}.sig")
+
+    def verify_octets(self, signed: bytes, signature: bytes, ctx: bytes, what: str) -> None:
+        """SIG_FAIL unless ``signature`` is this key's over the raw octets ``signed`` under context ``ctx``
+        (how an auditor checks a message before decoding it)."""
+        try:
+            ok = get_signer(self.algorithm, self.backend).verify(self.public, signed, signature, ctx)
         except CryptoInputError:
             ok = False
         if not ok:

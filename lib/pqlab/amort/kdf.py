@@ -51,3 +51,9 @@ def mac(key: bytes, data: bytes, length: int = 32) -> bytes:
 def mac_ok(key: bytes, data: bytes, tag: bytes) -> bool:
     """Constant-time check of a truncated tag (its own length decides the truncation)."""
     return len(tag) > 0 and hmac.compare_digest(mac(key, data, len(tag)), tag)
+
+
+def evidence_input(record: bytes, dtag: bytes, hardened: bool) -> bytes:
+    """What the evidence tag covers: the record (paper), or the record and the disclosure tag (hardened: a
+    network change of the disclosure tag then fails the evidence MAC at the controller, N05)."""
+    return record + dtag if hardened else record

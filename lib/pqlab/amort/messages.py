@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
-from pqlab.amort.codec import Fixed, Hashes, ListOf, Message, Prefixed, Reader, Struct, Uint, Var
+from pqlab.amort.codec import Fixed, Hashes, Kind, ListOf, Message, Prefixed, Reader, Struct, Uint, Var
 from pqlab.amort.errors import AmortError, Code
+from pqlab.amort.profile import EXPLICIT, IMPLIED, check_wire_format
+from pqlab.errors import PqlabError
 
 ID_OCTETS = 8
 HASH = 32
 TAG_LENGTHS = (8, 12, 16)
+DEFAULT_TAG_LENGTH = 16  # §IV-B: "uses 16 octets by default"
 RECORD_OCTETS = 83
+# What the octets after a record can be in some epoch: one tag or two tags of one of the TAG_LENGTHS.
+TAG_SECTION_LENGTHS = frozenset(n * t for t in TAG_LENGTHS for n in (1, 2))
+SIGNATURE_OCTETS = {1: 3309, 2: 17088}  # FIPS 204 ML-DSA-65, FIPS 205 SLH-DSA-SHA2-128f
 
 U8, U16, U32, U64 = Uint(1), Uint(2), Uint(4), Uint(8)
 ID, H32 = Fixed(ID_OCTETS), Fixed(HASH)
@@ -49,21 +55,61 @@ class Record(Message):
     flags: int = 0
 
 
+def split_tags(r: Reader, tag_len: int | None) -> tuple[bytes, bytes]:
+    """The implied wire format's tag section: the rest of the input is the evidence tag, or it and the
+    disclosure tag, each ``tag_len`` octets (the epoch's; None: inferred from the length, 16 when it fits none).
+
+    A rest that is a valid tag section of another tag length is TAGLEN_DOWNGRADE (an upgrade too); shorter than
+    one tag, or between one and two, is TRUNCATED; longer than two tags is TRAILING."""
+    at, rest = r.pos, len(r.data) - r.pos
+    if tag_len is None:
+        tag_len = rest if rest in TAG_LENGTHS else rest // 2 if rest in TAG_SECTION_LENGTHS else DEFAULT_TAG_LENGTH
+    if rest == tag_len:
+        return r.take(tag_len, "tag"), b""
+    if rest == 2 * tag_len:
+        return r.take(tag_len, "tag"), r.take(tag_len, "dtag")
+    if rest in TAG_SECTION_LENGTHS:
+        raise AmortError(Code.TAGLEN_DOWNGRADE, f"{rest} tag octets, the epoch fixes {tag_len}-octet tags",
+                         field=f"Report.tag@{at}")
+    if rest < tag_len:
+        raise AmortError(Code.TRUNCATED, f"evidence tag of {rest} octets, the epoch fixes {tag_len}",
+                         field=f"Report.tag@{at}")
+    if rest < 2 * tag_len:
+        raise AmortError(Code.TRUNCATED, f"disclosure tag of {rest - tag_len} octets, the epoch fixes {tag_len}",
+                         field=f"Report.dtag@{at + tag_len}")
+    raise AmortError(Code.TRAILING, f"{rest - 2 * tag_len} octets after the disclosure tag",
+                     field=f"Report@{at + 2 * tag_len}")
+
+
 @dataclasses.dataclass(frozen=True)
 class Report:
-    """A record followed by its evidence tag and an optional disclosure tag (each behind a length octet)."""
+    """A record followed by its evidence tag and an optional disclosure tag.
+
+    ``implied`` wire format: the tags follow the record with no length octet (the epoch fixes their length);
+    ``explicit``: each tag behind one length octet (0 for an absent disclosure tag)."""
 
     record: Record
     tag: bytes
     dtag: bytes = b""
+    wire_format: str = IMPLIED
+
+    def __post_init__(self) -> None:
+        check_wire_format(self.wire_format, "Report.wire_format")
 
     def encode(self) -> bytes:
-        return self.record.encode() + bytes([len(self.tag)]) + self.tag + bytes([len(self.dtag)]) + self.dtag
+        if self.wire_format == EXPLICIT:
+            return self.record.encode() + bytes([len(self.tag)]) + self.tag + bytes([len(self.dtag)]) + self.dtag
+        return self.record.encode() + self.tag + self.dtag
 
     @classmethod
-    def decode(cls, data: bytes) -> Self:
+    def decode(cls, data: bytes, *, wire_format: str = IMPLIED, tag_len: int | None = None) -> Self:
+        """Decode one report; in the implied format ``tag_len`` is the epoch's tag length (see :func:`split_tags`)."""
+        check_wire_format(wire_format)
         r = Reader(data, "Report")
         record = Record.read(r)
+        if wire_format == IMPLIED:
+            tag, dtag = split_tags(r, tag_len)
+            return cls(record, tag, dtag, IMPLIED)
         at = r.pos
         n = r.uint(1, "tag_len")
         _check_tag_len(n, f"Report.tag_len@{at}")
@@ -76,9 +122,14 @@ class Report:
                              field=f"Report.dtag_len@{at}")
         dtag = r.take(m, "dtag")
         r.finish()
-        return cls(record, tag, dtag)
+        return cls(record, tag, dtag, EXPLICIT)
 
-    def replace(self, **changes) -> Self:
+    @staticmethod
+    def decode_record(data: bytes) -> Record:
+        """The record at the start of an implied-format report (its tags need the epoch's tag length)."""
+        return Record.read(Reader(data, "Report"))
+
+    def replace(self, **changes: Any) -> Self:
         return dataclasses.replace(self, **changes)
 
 
@@ -153,6 +204,40 @@ class EpochOpen(Message):
 
 
 @dataclasses.dataclass(frozen=True)
+class HardenedEpochConfirm(EpochConfirm):
+    """Hardened variant: EPOCH_CONFIRM also carries the device's signature over its anchor (N03)."""
+
+    DOMAIN: ClassVar[bytes] = b"AMORT.HCNF"
+    SPEC = (("dev_id", ID), ("epoch", U32), ("k0", H32), ("anchor_sig", Var(2)), ("mac", H32))
+
+    anchor_sig: bytes = b""
+
+
+@dataclasses.dataclass(frozen=True)
+class HardenedEpochOpen(EpochOpen):
+    """Hardened variant: EPOCH_OPEN forwards the device's anchor signature inside the controller-signed octets."""
+
+    DOMAIN: ClassVar[bytes] = b"AMORT.HOPN"
+    SPEC = (*EpochOpen.SPEC[:-2], ("anchor_sig", Var(2)), *EpochOpen.SPEC[-2:])
+
+    anchor_sig: bytes = b""
+
+
+@dataclasses.dataclass(frozen=True)
+class AnchorStatement(Message):
+    """Hardened variant: what the device signs with its certified ML-DSA key once per epoch — that the chain
+    anchor ``k0`` of (``dev_id``, ``epoch``), opened by ``controller_id``, is its own (closes N03)."""
+
+    DOMAIN: ClassVar[bytes] = b"AMORT.ANCH"
+    SPEC = (("controller_id", ID), ("dev_id", ID), ("epoch", U32), ("k0", H32))
+
+    controller_id: bytes
+    dev_id: bytes
+    epoch: int
+    k0: bytes
+
+
+@dataclasses.dataclass(frozen=True)
 class EpochClose(Message):
     """Committed by the controller when an epoch ends (§IV-E): last committed and last seen sequence."""
 
@@ -190,14 +275,69 @@ class CloseEntry(Struct):
     last_seen: int
 
 
+class ImpliedSpans(Kind):
+    """The implied wire format's span list: one base epoch for the checkpoint, the spans without their epoch
+    (56 octets each), then the spans whose epoch differs from the base as (span index, epoch) exceptions.
+
+    Canonical, so decoding is one-to-one: the base is the first span's epoch (0 with no spans) and exceptions
+    name increasing indexes above 0 with an epoch other than the base; anything else is TRAILING."""
+
+    SPAN = (("dev_id", ID), ("seq_lo", U64), ("seq_hi", U64), ("subtree", H32))
+    SPAN_OCTETS = 56
+    EXCEPTION_OCTETS = 8
+
+    def write(self, value: Any, field: str) -> bytes:
+        spans = list(value)
+        if len(spans) >= 1 << 32 or any(not isinstance(s, Span) for s in spans):
+            raise PqlabError("must be a list of Span", field=field)
+        base = spans[0].epoch if spans else 0
+        out = [U32.write(base, f"{field}.epoch"), U32.write(len(spans), f"{field}.count")]
+        for i, span in enumerate(spans):
+            out.extend(kind.write(getattr(span, name), f"{field}[{i}].{name}") for name, kind in self.SPAN)
+        exceptions = [(i, span.epoch) for i, span in enumerate(spans) if span.epoch != base]
+        out.append(U32.write(len(exceptions), f"{field}.exceptions.count"))
+        for i, epoch in exceptions:
+            out += [U32.write(i, f"{field}.exceptions.index"), U32.write(epoch, f"{field}[{i}].epoch")]
+        return b"".join(out)
+
+    def read(self, r: Reader, field: str) -> tuple[Span, ...]:
+        base = r.uint(4, "epoch")
+        n = r.uint(4, f"{field}.count")
+        if n * self.SPAN_OCTETS > len(r.data) - r.pos:
+            raise AmortError(Code.TRUNCATED, f"{n} spans of {self.SPAN_OCTETS} octets do not fit",
+                             field=f"{r.what}.{field}@{r.pos}")
+        raw = [{name: kind.read(r, f"{field}[{i}].{name}") for name, kind in self.SPAN} for i in range(n)]
+        m = r.uint(4, "epoch_exceptions.count")
+        if m * self.EXCEPTION_OCTETS > len(r.data) - r.pos:
+            raise AmortError(Code.TRUNCATED, f"{m} epoch exceptions of {self.EXCEPTION_OCTETS} octets do not fit",
+                             field=f"{r.what}.epoch_exceptions@{r.pos}")
+        if n == 0 and base != 0:
+            raise AmortError(Code.TRAILING, "a base epoch without spans is not the canonical encoding",
+                             field=f"{r.what}.epoch")
+        epochs, last = [base] * n, 0
+        for k in range(m):
+            at = r.pos
+            index, epoch = r.uint(4, f"epoch_exceptions[{k}].index"), r.uint(4, f"epoch_exceptions[{k}].epoch")
+            if not last < index < n or epoch == base:
+                raise AmortError(Code.TRAILING, f"epoch exception ({index}, {epoch}) is not canonical (indexes "
+                                 f"increase within 1..{n - 1}, epochs differ from the base {base})",
+                                 field=f"{r.what}.epoch_exceptions[{k}]@{at}")
+            epochs[index], last = epoch, index
+        return tuple(Span(s["dev_id"], epochs[i], s["seq_lo"], s["seq_hi"], s["subtree"]) for i, s in enumerate(raw))
+
+
 @dataclasses.dataclass(frozen=True)
 class Checkpoint(Message):
-    """The signed checkpoint (§IV-C): tree head, previous-checkpoint hash, leaf count, per-device spans."""
+    """The signed checkpoint (§IV-C): tree head, previous-checkpoint hash, leaf count, per-device spans.
+
+    The ``implied`` wire format states the spans' epoch once (:class:`ImpliedSpans`); ``explicit`` puts it in
+    every span. ``wire_format`` is not on the wire: decoding takes it as an option."""
 
     DOMAIN: ClassVar[bytes] = b"AMORT.CKPT"
     SIGNED_FIELD: ClassVar[str] = "sig"
     SPEC = (("controller_id", ID), ("index", U64), ("prev_hash", H32), ("tree_size", U64), ("root", H32),
             ("spans", ListOf(Span, 4)), ("closes", ListOf(CloseEntry, 2)), ("sig_alg", U8), ("sig", Var(2)))
+    IMPLIED_SPEC = (*SPEC[:5], ("spans", ImpliedSpans()), *SPEC[6:])
 
     controller_id: bytes
     index: int
@@ -208,6 +348,19 @@ class Checkpoint(Message):
     closes: tuple[CloseEntry, ...] = ()
     sig_alg: int = 1
     sig: bytes = b""
+    wire_format: str = IMPLIED
+
+    def __post_init__(self) -> None:
+        check_wire_format(self.wire_format, "Checkpoint.wire_format")
+
+    def spec(self) -> tuple[tuple[str, Kind], ...]:
+        return self.IMPLIED_SPEC if self.wire_format == IMPLIED else self.SPEC
+
+    @classmethod
+    def read_fields(cls, r: Reader, wire_format: str = IMPLIED) -> Self:
+        check_wire_format(wire_format)
+        return cls.read_body(r, spec=cls.IMPLIED_SPEC if wire_format == IMPLIED else cls.SPEC,
+                             wire_format=wire_format)
 
     def validate(self) -> None:
         _check_sig_alg(self.sig_alg, "Checkpoint.sig_alg")
@@ -266,6 +419,29 @@ class SubCheckpoint(Message):
     sig: bytes = b""
 
 
+@dataclasses.dataclass(frozen=True)
+class ReceiptEntry(Struct):
+    """One checkpoint receipt a hardened device kept: its index and link hash."""
+
+    SPEC = (("index", U64), ("link", H32))
+
+    index: int
+    link: bytes
+
+
+@dataclasses.dataclass(frozen=True)
+class Receipts(Message):
+    """Hardened variant: the receipts a device accepted in one epoch, for comparison with the public chain (N04)."""
+
+    DOMAIN: ClassVar[bytes] = b"AMORT.RCPT"
+    SPEC = (("dev_id", ID), ("epoch", U32), ("entries", ListOf(ReceiptEntry, 4)))
+
+    dev_id: bytes
+    epoch: int
+    entries: tuple[ReceiptEntry, ...]
+
+
 DECODERS = {cls.__name__: cls.decode for cls in (Record, Report, Certificate, EpochReq, EpochConfirm, EpochOpen,
+                                                   HardenedEpochConfirm, HardenedEpochOpen, AnchorStatement,
                                                    EpochClose, Checkpoint, InclusionProof, ConsistencyProof,
-                                                   Disclosure, SubCheckpoint)}
+                                                   Disclosure, SubCheckpoint, Receipts)}

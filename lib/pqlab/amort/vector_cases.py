@@ -8,7 +8,7 @@ from pqlab.amort.device import encode_report
 from pqlab.amort.fastpath import MAX_BATCH, NO_EXPIRY
 from pqlab.amort.messages import RECORD_OCTETS
 from pqlab.amort.mutations import mutate
-from pqlab.amort.vectors import Builder
+from pqlab.amort.vector_builder import Builder
 
 Case = Callable[[Builder], None]
 CASES: list[tuple[Case, str, str]] = []
@@ -221,24 +221,29 @@ def honest_controller_id_and_policy(b: Builder) -> None:
     b.checkpoint()
 
 
-@case("honest", "digests, timestamps and flags at their extremes")
+@case("honest", "digests, timestamps and flags at their extremes (timestamps 0, 7, 2^64 - 1: monotonic)")
 def honest_extreme_fields(b: Builder) -> None:
     (dev,) = honest_setup(b)
-    reports = [dev.report(bytes(32), 0, flags=0), dev.report(b"\xff" * 32, (1 << 64) - 1, flags=255),
-               dev.report(bytes(range(32)), 7, flags=1)]
+    reports = [dev.report(bytes(32), 0, flags=0), dev.report(bytes(range(32)), 7, flags=1),
+               dev.report(b"\xff" * 32, (1 << 64) - 1, flags=255)]
     b.ingest(reports)
     b.checkpoint()
 
 
 # --- decoding ----------------------------------------------------------------------------------------------------
 
-def decode_case(name: str, description: str, broken: Callable[[bytes], list]) -> None:
+def decode_case(name: str, description: str, broken: Callable[[bytes], list],
+                implied: tuple[str, Callable[[bytes], list]] | None = None) -> None:
+    """A decoding vector: ``broken`` copies of a good two-tag report; ``implied`` replaces description and copies
+    where the implied wire format (no tag length octets) needs other ones."""
     def fn(b: Builder) -> None:
         (dev,) = honest_setup(b)
         good = b.reports(dev, 2)
-        b.ingest([good[0], *broken(good[1]), good[1]])  # the broken copies are refused; the original still counts
+        make = implied[1] if implied and not b.explicit else broken
+        b.ingest([good[0], *make(good[1]), good[1]])  # the broken copies are refused; the original still counts
         b.checkpoint()
     fn.__name__ = name
+    fn.implied_description = implied[0] if implied else description
     case("decode", description)(fn)
 
 
@@ -268,24 +273,37 @@ for _name, _at, _width in _FIELDS:
 
 decode_case("decode_tag_length", "evidence tag length 0, 7, 9, 17, 32, 255 and missing",
             lambda r: [r[:RECORD_OCTETS] + bytes([n]) + r[RECORD_OCTETS + 1:] for n in (0, 7, 9, 17, 32, 255)]
-            + [r[:RECORD_OCTETS]])
+            + [r[:RECORD_OCTETS]],
+            ("tag sections of 0, 7, 8, 9, 12, 17, 24 and 33 octets in a 16-octet epoch: TRUNCATED, or "
+             "TAGLEN_DOWNGRADE where the length is another epoch's, TRAILING past two tags",
+             lambda r: [r[:RECORD_OCTETS] + (r[RECORD_OCTETS:] * 2)[:n] for n in (0, 7, 8, 9, 12, 17, 24, 33)]))
 decode_case("decode_tag_truncated", "input ends inside the evidence tag",
-            lambda r: [r[:RECORD_OCTETS + 1], r[:RECORD_OCTETS + 9], r[:RECORD_OCTETS + 16]])
+            lambda r: [r[:RECORD_OCTETS + 1], r[:RECORD_OCTETS + 9], r[:RECORD_OCTETS + 16]],
+            ("input ends inside the evidence tag (after 1, 9, 15 of its 16 octets)",
+             lambda r: [r[:RECORD_OCTETS + 1], r[:RECORD_OCTETS + 9], r[:RECORD_OCTETS + 15]]))
 decode_case("decode_dtag_length", "disclosure tag length 8, 12 (not the evidence tag's 16), 4, 255, missing",
-            lambda r: [r[:100] + bytes([n]) + r[101:] for n in (8, 12, 4, 255)] + [r[:100]])
-decode_case("decode_dtag_truncated", "input ends inside the disclosure tag", lambda r: [r[:101], r[:110], r[:116]])
+            lambda r: [r[:100] + bytes([n]) + r[101:] for n in (8, 12, 4, 255)] + [r[:100]],
+            ("a disclosure tag of 8 (TAGLEN_DOWNGRADE: 24 tag octets), 12, 4 (TRUNCATED) and 20 octets (TRAILING)",
+             lambda r: [r[:99] + (r[99:] * 2)[:n] for n in (8, 12, 4, 20)]))
+decode_case("decode_dtag_truncated", "input ends inside the disclosure tag", lambda r: [r[:101], r[:110], r[:116]],
+            ("input ends inside the disclosure tag (after 1, 9, 15 of its 16 octets)",
+             lambda r: [r[:100], r[:108], r[:114]]))
 decode_case("decode_trailing", "octets after the disclosure tag, and after an absent one: TRAILING",
-            lambda r: [r + b"\x00", r + bytes(40), r[:100] + b"\x00\x00"])
+            lambda r: [r + b"\x00", r + bytes(40), r[:100] + b"\x00\x00"],
+            ("octets after the disclosure tag (1, 40, 17): TRAILING; 2 octets after a lone evidence tag read as a "
+             "disclosure tag cut short: TRUNCATED",
+             lambda r: [r + b"\x00", r + bytes(40), r + bytes(17), r[:99] + b"\x00\x00"]))
 decode_case("decode_not_octets", "items that are not octet strings: TRUNCATED at 'Report'",
             lambda r: [{"object": 5}, {"object": "report"}, {"object": None}, {"object": [1, 2]}])
 
 
-@case("decode", "the decoder's refusals come before any controller check (an unknown device's broken report)")
+@case("decode", "the decoder's refusals come before any controller check (an unknown device's broken report); "
+      "implied format: the record's, as its tags need the device's epoch")
 def decode_before_device(b: Builder) -> None:
     honest_setup(b)
     stranger = b.device(99)
     r = b.reports(stranger)[0]
-    b.ingest([r, r[:50], r + b"\x01", bytes([9]) + r[1:]])
+    b.ingest([r, r[:50], r + b"\x01" if b.explicit else r[:82], bytes([9]) + r[1:]])
 
 
 # --- controller checks ---------------------------------------------------------------------------------------------
@@ -324,7 +342,7 @@ def revocation_precedence(b: Builder) -> None:
     (dev,) = honest_setup(b)
     reports = b.reports(dev, 3)
     b.revoke(dev.dev_id)
-    b.ingest([reports[2], reports[0][:RECORD_OCTETS + 1] + bytes(16) + b"\x00", reports[0]])
+    b.ingest([reports[2], reports[0][:b.tag_at()] + bytes(16) + (b"\x00" if b.explicit else b""), reports[0]])
 
 
 @case("revocation", "revocation among 32 devices: only the revoked one stops")
@@ -392,7 +410,7 @@ for _have, _epoch in ((8, 16), (16, 8), (12, 16), (16, 12)):
 def check_mac_bit_flips(b: Builder) -> None:
     (dev,) = honest_setup(b)
     r = b.reports(dev, 2)
-    flips = [(RECORD_OCTETS + 1, 0x01), (RECORD_OCTETS + 16, 0x80), (50, 0x04), (40, 0x10), (82, 0x01), (80, 0x02)]
+    flips = [(b.tag_at(), 0x01), (b.tag_at() + 15, 0x80), (50, 0x04), (40, 0x10), (82, 0x01), (80, 0x02)]
     b.ingest([bytes(x ^ m if i == at else x for i, x in enumerate(r[0])) for at, m in flips] + r)
     b.checkpoint()
 
@@ -407,11 +425,12 @@ def check_mac_wrong_key(b: Builder) -> None:
     b.checkpoint()
 
 
-@case("mac", "the controller does not check the disclosure tag: a corrupted one is accepted and committed")
+@case("mac", "the controller does not check the disclosure tag: a corrupted or dropped one is accepted and "
+      "committed (hardened: the evidence tag covers it, MAC_FAIL)")
 def check_disclosure_tag_not_verified(b: Builder) -> None:
     (dev,) = honest_setup(b)
     r = b.reports(dev, 2)
-    b.ingest([r[0][:-1] + bytes([r[0][-1] ^ 0xFF]), r[1][:-17] + b"\x00"])
+    b.ingest([r[0][:-1] + bytes([r[0][-1] ^ 0xFF]), r[1][:-17] + b"\x00" if b.explicit else r[1][:-16]])
     b.checkpoint()
 
 
@@ -420,8 +439,8 @@ def check_mac_before_sequence(b: Builder) -> None:
     (dev,) = honest_setup(b)
     r = b.reports(dev, 2)
     b.ingest(r)
-    b.ingest([r[0][:RECORD_OCTETS + 1] + bytes(16) + r[0][RECORD_OCTETS + 17:], r[0], r[1][:28] + b"\x09" +
-              r[1][29:]])
+    at = b.tag_at()
+    b.ingest([r[0][:at] + bytes(16) + r[0][at + 16:], r[0], r[1][:28] + b"\x09" + r[1][29:]])
     b.checkpoint()
 
 
@@ -447,7 +466,8 @@ def sequence_gaps(b: Builder) -> None:
 def sequence_zero(b: Builder) -> None:
     (dev,) = honest_setup(b)
     key = b.k_evid(dev.dev_id, dev.epoch)
-    zero = encode_report(dev.dev_id, dev.epoch, 0, 5, bytes(32), dev.policy_id, 0, key, dev.tag_len, None)
+    zero = encode_report(dev.dev_id, dev.epoch, 0, 5, bytes(32), dev.policy_id, 0, key, dev.tag_len, None,
+                         profile=b.profile)
     b.ingest([zero, *b.reports(dev, 1), zero])
     b.checkpoint()
 
@@ -729,7 +749,7 @@ def batch_all_refused(b: Builder) -> None:
     b.ingest([ra[0]])
     b.revoke(c.dev_id)
     b.ingest([ra[0], ra[2], ra[1][:60], b.reports(c)[0], b.reports(b.device(5))[0], ra[1][:-1] + b"\x00\x00",
-              ra[1][:RECORD_OCTETS] + b"\x07" + ra[1][RECORD_OCTETS + 1:]])
+              ra[1][:RECORD_OCTETS] + b"\x07" + ra[1][RECORD_OCTETS + 1:] if b.explicit else ra[1][:-8]])
     b.checkpoint()
 
 
@@ -776,14 +796,20 @@ def interleaved_relabelled(b: Builder) -> None:
     b.checkpoint()
 
 
-def mixed_stream(b: Builder) -> None:
+def mixed_stream(b: Builder, clocked: bool = False) -> None:
     """A seeded stream over 2-6 devices: honest reports with mutated copies and replays around them, reports held
-    back and delivered late (gaps, then acceptance), epoch changes, revocations and checkpoints."""
+    back and delivered late (gaps, then acceptance), epoch changes, revocations and checkpoints. ``clocked``: epochs
+    registered with an open time and batches ingested with the controller's clock (some of them late)."""
     rng = b.rng
-    b.open_controller(sig_alg=rng.choice((1, 1, 2)))
+    b.open_controller(sig_alg=rng.choice((1, 1, 2)), **({"max_report_age": 20_000} if clocked else {}))
     devs = [b.device(i + 1, tag_len=rng.choice((8, 12, 16)), chain_length=256) for i in range(rng.randint(2, 6))]
+
+    def opened() -> dict:
+        return {"not_before": b.clock - rng.randint(0, 3_000)} if clocked else {}
+
     for d in devs:
-        b.register(d, expiry=rng.choice((NO_EXPIRY, NO_EXPIRY, 1_000_000 + 1_000 * rng.randint(20, 80))))
+        b.register(d, expiry=rng.choice((NO_EXPIRY, NO_EXPIRY, 1_000_000 + 1_000 * rng.randint(20, 80))),
+                   **opened())
     held: list[list[bytes]] = [[] for _ in devs]  # a device's reports from a lost one onwards, awaiting resend
     seen: list[bytes] = []
     for _ in range(rng.randint(3, 6)):
@@ -803,14 +829,15 @@ def mixed_stream(b: Builder) -> None:
                 batch.extend(held[i])  # the resend, in order
                 held[i] = []
             seen.append(r)
-        b.ingest(batch, framed=rng.random() < 0.3)
+        clock = {"now": b.clock + rng.choice((0, 1_000, 15_000, 40_000))} if clocked else {}
+        b.ingest(batch, framed=rng.random() < 0.3, **clock)
         roll = rng.random()
         if roll < 0.15:
             i = rng.randrange(len(devs))
             devs[i] = b.device(devs[i].dev_id, devs[i].epoch + rng.randint(1, 3), tag_len=rng.choice((8, 12, 16)),
                                chain_length=256)
             held[i] = []
-            b.register(devs[i])
+            b.register(devs[i], **opened())
         elif roll < 0.22:
             b.revoke(devs[rng.randrange(len(devs))].dev_id)
         if rng.random() < 0.6:

@@ -1,4 +1,5 @@
-"""Builds the 149 AMORT-V1 differential vectors from the reference model (``pqlab amort-vectors``, §V-A).
+"""Builds the AMORT-V1 differential vectors from the reference model (``pqlab amort-vectors``, §V-A): the paper's 149
+(set ``paper``) and the extension set (explicit wire format, hardened variant, issue 27's defects).
 
 Every key, digest, signature and choice comes from the seed: key material is HKDF over the seed and the
 vector's name (:class:`Material`), choices come from ``random.Random`` seeded with both; nothing else varies,
@@ -12,166 +13,59 @@ them by default, the real ML-DSA-65 / SLH-DSA-SHA2-128f sizes (3309 / 17088) whe
 from __future__ import annotations
 
 import json
-import random
 import re
 from typing import Any
 
-from pqlab.amort import kdf
-from pqlab.amort.differential import FORMAT, execute
-from pqlab.amort.fastpath import NO_EXPIRY, ReportDevice, open_device
+from pqlab.amort.differential import FORMAT
+from pqlab.amort.profile import IMPLIED, Profile
+from pqlab.amort.vector_builder import Builder
+from pqlab.amort.vector_cases import CASES, mixed_stream
+from pqlab.amort.vector_extension import EXTENSION, MIXED, mixed
 
 COUNT = 149
+"""The paper's "149 differential-test vectors" (§V-A): the named set ``paper``, under the default profile."""
+SETS = ("paper", "extension")
+FOLDERS = {"paper": "", "extension": "extension"}  # under tests/vectors/amort_differential/
 DEFAULT_SEED = 20261202
-SALT = b"pqlab/amort-vectors/v1"
-SIGNATURE_OCTETS = {1: 3309, 2: 17088}  # ML-DSA-65, SLH-DSA-SHA2-128f
-OPAQUE_SIGNATURE = 64
 FILE = re.compile(r"^\d{3}_[a-z0-9_]+\.json$")
 MANIFEST = "manifest.json"
 
 
-class Material:
-    """Seeded key material for one vector: HKDF-Expand(HKDF-Extract(salt, seed ‖ name), label)."""
-
-    def __init__(self, seed: int, name: str) -> None:
-        self.prk = kdf.extract(SALT, seed.to_bytes(8, "big") + name.encode())
-
-    def octets(self, label: str, n: int = 32) -> bytes:
-        out, block = b"", 0
-        while len(out) < n:
-            out += kdf.expand(self.prk, f"{label}#{block}".encode(), min(8160, n - len(out)))
-            block += 1
-        return out
+def _build(seed: int, name: str, category: str, description: str, fn: object, profile: Profile) -> dict[str, Any]:
+    if profile.wire_format == IMPLIED:
+        description = getattr(fn, "implied_description", description)
+    builder = Builder(seed, name, category, description, profile)
+    fn(builder)
+    return builder.vector()
 
 
-class Builder:
-    """Accumulates the steps of one vector; reports come from reference devices keyed from :class:`Material`."""
-
-    def __init__(self, seed: int, name: str, category: str, description: str) -> None:
-        self.seed, self.name, self.category, self.description = seed, name, category, description
-        self.material = Material(seed, name)
-        self.rng = random.Random(f"{seed}:{name}")
-        self.steps: list[dict[str, Any]] = []
-        self.clock = 1_000_000
-        self.signatures = 0
-        self.kind = "controller"
-
-    # --- keys and devices ------------------------------------------------------------------------------
-    @staticmethod
-    def dev_id(n: int) -> bytes:
-        return f"PLC-{n:04d}".encode()
-
-    def k_evid(self, dev_id: bytes, epoch: int) -> bytes:
-        return self.material.octets(f"k_evid/{dev_id.hex()}/{epoch}")
-
-    def chain_seed(self, dev_id: bytes, epoch: int) -> bytes:
-        return self.material.octets(f"chain/{dev_id.hex()}/{epoch}")
-
-    def device(self, n: int | bytes, epoch: int = 1, *, tag_len: int = 16, policy_id: int = 1,
-               chain_length: int = 64) -> ReportDevice:
-        """A reference device whose keys derive from the seed (its reports are the vector's inputs)."""
-        dev_id = self.dev_id(n) if isinstance(n, int) else n
-        return open_device("reference", dev_id, epoch, self.k_evid(dev_id, epoch), self.chain_seed(dev_id, epoch),
-                           tag_len=tag_len, policy_id=policy_id, chain_length=chain_length)
-
-    def reports(self, dev: ReportDevice, count: int = 1, *, disclosure_tag: bool = True, flags: int = 0,
-                step: int = 1_000) -> list[bytes]:
-        out = []
-        for _ in range(count):
-            self.clock += step
-            digest = self.material.octets(f"digest/{dev.dev_id.hex()}/{dev.epoch}/{dev.seq + 1}")
-            out.append(dev.report(digest, self.clock, flags=flags, disclosure_tag=disclosure_tag))
-        return out
-
-    # --- controller steps ------------------------------------------------------------------------------
-    def step(self, op: str, **args: Any) -> None:
-        self.steps.append({"op": op, "args": {k: v.hex() if isinstance(v, bytes) else v for k, v in args.items()}})
-
-    def open_controller(self, controller_id: bytes = b"CTRL-001", sig_alg: int = 1) -> None:
-        self.sig_alg = sig_alg
-        self.step("open_controller", controller_id=controller_id, sig_alg=sig_alg)
-
-    def register(self, dev: ReportDevice, *, expiry: int = NO_EXPIRY, **override: Any) -> None:
-        args = {"dev_id": dev.dev_id, "epoch": dev.epoch, "k_evid": self.k_evid(dev.dev_id, dev.epoch),
-                "tag_len": dev.tag_len, "expiry": expiry, "policy_id": dev.policy_id}
-        self.step("register_epoch", **{**args, **override})
-
-    def revoke(self, dev_id: bytes) -> None:
-        self.step("revoke", dev_id=dev_id)
-
-    def ingest(self, reports: list[Any], *, framed: bool = False) -> None:
-        if framed:
-            self.steps.append({"op": "ingest", "args": {"framed": b"".join(
-                len(r).to_bytes(2, "big") + r for r in reports).hex()}})
-        else:
-            self.steps.append({"op": "ingest", "args": {"reports": [r.hex() if isinstance(r, bytes) else r
-                                                                    for r in reports]}})
-
-    def ingest_raw(self, args: dict[str, Any]) -> None:
-        self.steps.append({"op": "ingest", "args": args})
-
-    def body(self) -> None:
-        self.step("checkpoint_body")
-
-    def signature(self, size: int = OPAQUE_SIGNATURE) -> bytes:
-        self.signatures += 1
-        return self.material.octets(f"signature/{self.signatures}", size)
-
-    def commit(self, signature: bytes | None = None) -> None:
-        self.step("commit", signature=self.signature() if signature is None else signature)
-
-    def checkpoint(self, real_size: bool = False) -> None:
-        """Body and commit; ``real_size`` signs with as many octets as the controller's algorithm's signature."""
-        self.body()
-        self.commit(self.signature(SIGNATURE_OCTETS[self.sig_alg]) if real_size else None)
-
-    # --- device steps ----------------------------------------------------------------------------------
-    def open_device(self, n: int = 1, epoch: int = 1, *, tag_len: int = 16, policy_id: int = 1,
-                    chain_length: int = 64, **override: Any) -> None:
-        self.kind = "device"
-        dev_id = self.dev_id(n)
-        args = {"dev_id": dev_id, "epoch": epoch, "k_evid": self.k_evid(dev_id, epoch),
-                "chain_seed": self.chain_seed(dev_id, epoch), "tag_len": tag_len, "policy_id": policy_id,
-                "chain_length": chain_length}
-        self.step("open_device", **{**args, **override})
-
-    def report(self, *, digest: bytes | None = None, timestamp: int | None = None, flags: int = 0,
-               disclosure_tag: bool = True) -> None:
-        self.clock += 1_000
-        digest = self.material.octets(f"digest/{len(self.steps)}") if digest is None else digest
-        self.step("report", digest=digest, timestamp=self.clock if timestamp is None else timestamp, flags=flags,
-                  disclosure_tag=disclosure_tag)
-
-    def chain_key(self, j: int) -> None:
-        self.step("chain_key", j=j)
-
-    # --- the vector ------------------------------------------------------------------------------------
-    def vector(self) -> dict[str, Any]:
-        """Inputs plus what the reference path returns for them."""
-        inputs = {"format": FORMAT, "name": self.name, "category": self.category, "description": self.description,
-                  "seed": self.seed, "kind": self.kind, "steps": self.steps}
-        outcome = execute(inputs, "reference")
-        steps = [{**step, **result} for step, result in zip(self.steps, outcome["steps"], strict=True)]
-        return {**inputs, "initial_state": outcome["initial_state"], "steps": steps}
-
-
-def generate(seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
-    """All :data:`COUNT` vectors for ``seed``, numbered in catalogue order."""
-    from pqlab.amort.vector_cases import CASES, mixed_stream
-
+def generate(seed: int = DEFAULT_SEED, vector_set: str = "paper") -> list[dict[str, Any]]:
+    """The vectors of ``vector_set`` for ``seed``, numbered in catalogue order: ``paper`` is the :data:`COUNT`
+    vectors of the paper's count (default profile), ``extension`` the explicit wire format, the hardened variant and
+    issue 27's defects (pqlab.amort.vector_extension)."""
+    if vector_set not in SETS:
+        raise ValueError(f"vector set {vector_set!r}: one of {SETS}")
     vectors = []
-    for fn, category, description in CASES:
-        builder = Builder(seed, fn.__name__, category, description)
-        fn(builder)
-        vectors.append(builder.vector())
-    for i in range(COUNT - len(vectors)):
-        builder = Builder(seed, f"mixed_stream_{i + 1:02d}", "mixed",
-                          "seeded stream: several devices, honest and mutated reports, replays, epoch changes, "
-                          "revocation and checkpoints in random order")
-        mixed_stream(builder)
-        vectors.append(builder.vector())
-    if len(vectors) != COUNT:
-        raise ValueError(f"the catalogue holds {len(vectors)} vectors, more than {COUNT}")
+    if vector_set == "paper":
+        for fn, category, description in CASES:
+            vectors.append(_build(seed, fn.__name__, category, description, fn, Profile()))
+        for i in range(COUNT - len(vectors)):
+            vectors.append(_build(seed, f"mixed_stream_{i + 1:02d}", "mixed", MIXED_DESCRIPTION, mixed_stream,
+                                  Profile()))
+        if len(vectors) != COUNT:
+            raise ValueError(f"the catalogue holds {len(vectors)} vectors, more than {COUNT}")
+    else:
+        for fn, category, description, profile, name in EXTENSION:
+            vectors.append(_build(seed, name, category, description, fn, profile))
+        for profile, label, count in MIXED:
+            for i in range(count):
+                vectors.append(_build(seed, f"mixed_{label}_{i + 1:02d}", "mixed", f"{MIXED_DESCRIPTION} "
+                                      f"[{label.replace('_', ' ')}]", mixed, profile))
     return [{"id": f"{i:03d}", **v} for i, v in enumerate(vectors, start=1)]
+
+
+MIXED_DESCRIPTION = ("seeded stream: several devices, honest and mutated reports, replays, epoch changes, revocation "
+                     "and checkpoints in random order")
 
 
 def file_name(vector: dict[str, Any]) -> str:
@@ -188,20 +82,26 @@ def dumps(data: Any) -> str:
     return f'{text[:-2]},\n "steps": [\n{steps}\n ]\n}}\n'
 
 
-def manifest(vectors: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+def manifest(vectors: list[dict[str, Any]], seed: int, vector_set: str = "paper") -> dict[str, Any]:
     categories: dict[str, int] = {}
+    profiles: dict[str, int] = {}
     for v in vectors:
         categories[v["category"]] = categories.get(v["category"], 0) + 1
-    return {"format": FORMAT, "seed": seed, "count": len(vectors),
-            "command": f"pqlab amort-vectors --out tests/vectors/amort_differential --seed {seed}",
+        key = f"{v['variant']}/{v['wire_format']}"
+        profiles[key] = profiles.get(key, 0) + 1
+    out = "tests/vectors/amort_differential" + (f"/{FOLDERS[vector_set]}" if FOLDERS[vector_set] else "")
+    return {"format": FORMAT, "set": vector_set, "seed": seed, "count": len(vectors),
+            "profiles": dict(sorted(profiles.items())),
+            "command": f"pqlab amort-vectors --set {vector_set} --out {out} --seed {seed}",
             "source": "generated from the reference model (pqlab.amort.controller / device via "
                       "pqlab.amort.fastpath, path 'reference')",
             "categories": dict(sorted(categories.items())), "files": [file_name(v) for v in vectors]}
 
 
-def files(seed: int = DEFAULT_SEED) -> dict[str, str]:
-    """Every vector file and ``manifest.json`` (last), as file name -> text; ``pqlab amort-vectors`` writes them."""
-    vectors = generate(seed)
+def files(seed: int = DEFAULT_SEED, vector_set: str = "paper") -> dict[str, str]:
+    """Every vector file of a set and its ``manifest.json`` (last), as file name -> text; ``pqlab amort-vectors``
+    writes them."""
+    vectors = generate(seed, vector_set)
     out = {file_name(v): dumps(v) for v in vectors}
-    out[MANIFEST] = dumps(manifest(vectors, seed))
+    out[MANIFEST] = dumps(manifest(vectors, seed, vector_set))
     return out

@@ -45,9 +45,10 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     """Execute one trial; every duration in nanoseconds (perf_counter_ns)."""
     clock = time.perf_counter_ns
     memory = {"start": memory_kib()}
-    fleet = Fleet(job["n"], job["seed"], job["trial"], tag_len=job["tag_len"])
+    profile = {"variant": job.get("variant", "paper"), "wire_format": job.get("wire_format", "implied")}
+    fleet = Fleet(job["n"], job["seed"], job["trial"], tag_len=job["tag_len"], **profile)
     key = SigningKey.generate(job["signer"], job["backend"])
-    ctl = fastpath.open_controller(job["path"], sig_alg=job["signer"])
+    ctl = fastpath.open_controller(job["path"], sig_alg=job["signer"], **profile)
     memory["before_fleet"] = memory_kib()
     t0 = clock()
     fleet.register(ctl)

@@ -98,7 +98,8 @@ def build_interval(k: int, settings: StudyParams, trial: int, workdir: Path) -> 
                 first_disclosable[j] = s
         opens = [controller.epoch_open(d.dev_id, 1) for d in (device_b, device_a)]
         return Interval(
-            k=k, public=lab.controller_public, device_public=PublicKey.of(keys.devices[0].sign),
+            k=k, public=lab.controller_public,
+            device_public=PublicKey.of(keys.devices[0].sign, owner=keys.devices[0].dev_id),
             epoch_opens=opens, previous=controller.checkpoints[0], checkpoint=controller.checkpoints[1],
             consistency=controller.consistency(k, 2 * k), reports=reports,
             disclosures=[device_a.disclose(j) for j in range(1, k + 1)],

@@ -13,6 +13,7 @@ import hashlib
 import os
 import stat
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from pqlab.bench import pagecache
-from pqlab.errors import PqlabError
+from pqlab.errors import InputInvalidError, PqlabError
 
 
 class ImageError(PqlabError):
@@ -50,6 +51,29 @@ class Measurement:
     seconds: float
 
 
+def _printable_path(path: str) -> str:
+    """A path for an error line: undecodable bytes as \\xNN escapes instead of lone surrogates."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _components(root: str) -> Iterator[tuple[str, int]]:
+    """(absolute path, lstat mode) of every file, symlink and special file under ``root`` (links not followed).
+
+    The image digest hashes each path's UTF-8 octets, so a name that is not valid UTF-8 is an InputInvalidError
+    naming it (its octets, escaped) rather than a UnicodeEncodeError halfway through a measurement."""
+    for directory, dirnames, filenames in os.walk(root, followlinks=False, onerror=_raise):
+        for name in (*dirnames, *filenames):
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputInvalidError("a file name in the image is not valid UTF-8; rename it (the image digest "
+                                        "hashes every path as UTF-8)",
+                                        field=_printable_path(os.path.join(directory, name))) from None
+        for name in (*filenames, *(d for d in dirnames if os.path.islink(os.path.join(directory, d)))):
+            full = os.path.join(directory, name)
+            yield full, os.lstat(full).st_mode
+
+
 def list_image(root: str | Path) -> tuple[list[Entry], int]:
     """Every regular file and symlink under ``root`` (symlinks not followed), and the count of skipped entries."""
     root = os.fspath(root)
@@ -57,20 +81,41 @@ def list_image(root: str | Path) -> tuple[list[Entry], int]:
         raise ImageError("not a directory", field=str(root))
     entries: list[Entry] = []
     skipped = 0
-    for directory, dirnames, filenames in os.walk(root, followlinks=False, onerror=_raise):
-        for name in (*filenames, *(d for d in dirnames if os.path.islink(os.path.join(directory, d)))):
-            full = os.path.join(directory, name)
-            mode = os.lstat(full).st_mode
-            if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
-                rel = os.path.relpath(full, root).replace(os.sep, "/")
-                entries.append(Entry(rel, full, stat.S_ISLNK(mode)))
-            else:
-                skipped += 1
+    for full, mode in _components(root):
+        if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            entries.append(Entry(rel, full, stat.S_ISLNK(mode)))
+        else:
+            skipped += 1
     return entries, skipped
 
 
 def _raise(error: OSError) -> None:
-    raise ImageError(f"cannot list: {error.strerror}", field=str(error.filename)) from error
+    raise ImageError(f"cannot list: {error.strerror}", field=_printable_path(str(error.filename))) from error
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device node"
+    return "a special file"
+
+
+def refuse_special_files(root: str | Path) -> None:
+    """InputInvalidError naming the first FIFO, socket or device node under ``root``: an image to measure holds
+    regular files, folders and symbolic links (a FIFO can block a reader forever; copying one fails)."""
+    root = os.fspath(root)
+    if not os.path.isdir(root):
+        raise ImageError("not a directory", field=str(root))
+    special = [(full, mode) for full, mode in _components(root) if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode))]
+    if special:
+        full, mode = special[0]
+        more = f" (and {len(special) - 1} more special file(s))" if len(special) > 1 else ""
+        raise InputInvalidError(f"is {_kind(mode)}{more}; an image holds regular files, folders and symbolic links "
+                                "only: remove it or measure another folder", field=_printable_path(full))
 
 
 def file_digest(path: str, buffer: bytearray) -> tuple[bytes, int]:

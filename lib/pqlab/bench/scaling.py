@@ -69,7 +69,8 @@ def measure(settings: StudyParams, path: str, scratch: Path, *, progress: bool =
             rounds = rounds_for(n, cfg.rounds, cfg.min_reports)
             for trial in range(cfg.trials):
                 steps.set_postfix_str(f"{n:,} identities, trial {trial + 1}")
-                fleet = Fleet(n, settings.seed, trial, tag_len=cfg.tag_len)
+                fleet = Fleet(n, settings.seed, trial, tag_len=cfg.tag_len, variant=settings.amort.variant,
+                              wire_format=settings.amort.wire_format)
                 built = report_rounds(fleet, path, [cfg.disclosure_tag] * (cfg.warmup_rounds + rounds))
                 sample_reports[n] = built[0][0]
                 reports_file = Path(tmp) / f"reports-{n}-{trial}.bin"
@@ -79,7 +80,8 @@ def measure(settings: StudyParams, path: str, scratch: Path, *, progress: bool =
                        "signer": cfg.checkpoint_signer, "backend": cfg.backend, "reports": str(reports_file),
                        "report_len": length, "rounds": rounds, "warmup_rounds": cfg.warmup_rounds,
                        "verify_reps": cfg.verify_reps, "log": str(Path(tmp) / f"checkpoints-{n}-{trial}.log"),
-                       "keep_checkpoint": n < keep_checkpoint_below}
+                       "keep_checkpoint": n < keep_checkpoint_below, "variant": settings.amort.variant,
+                       "wire_format": settings.amort.wire_format}
                 out = run_worker(job)
                 reports_file.unlink()
                 if out["path"] != path:
@@ -117,14 +119,16 @@ class Decomposition:
     checkpoint_fixed: int
     span: int
     close: int
+    wire_format: str = "implied"
 
     def checkpoint(self, spans: int, closes: int = 0) -> int:
         return self.checkpoint_fixed + spans * self.span + closes * self.close
 
 
-def _checkpoint(spans: tuple[Span, ...], closes: tuple[CloseEntry, ...], signature_octets: int) -> bytes:
+def _checkpoint(spans: tuple[Span, ...], closes: tuple[CloseEntry, ...], signature_octets: int,
+                wire_format: str = "implied") -> bytes:
     return Checkpoint(bytes(ID_OCTETS), 0, bytes(HASH), len(spans), bytes(HASH), spans, closes, 1,
-                      bytes(signature_octets)).encode()
+                      bytes(signature_octets), wire_format=wire_format).encode()
 
 
 def one_report_spans(n: int) -> tuple[Span, ...]:
@@ -132,21 +136,21 @@ def one_report_spans(n: int) -> tuple[Span, ...]:
     return tuple(Span(i.to_bytes(ID_OCTETS, "big"), 1, 1, 1, bytes(HASH)) for i in range(n))
 
 
-def checkpoint_octets(spans: int, signature_octets: int) -> int:
+def checkpoint_octets(spans: int, signature_octets: int, wire_format: str = "implied") -> int:
     """``len()`` of a real Checkpoint encoding with ``spans`` one-report spans and a ``signature_octets`` signature
     (the what-if tools' checkpoint size for a fleet)."""
-    return len(_checkpoint(one_report_spans(spans), (), signature_octets))
+    return len(_checkpoint(one_report_spans(spans), (), signature_octets, wire_format))
 
 
-def decompose(report: bytes, signature_octets: int) -> Decomposition:
+def decompose(report: bytes, signature_octets: int, wire_format: str = "implied") -> Decomposition:
     """Record, tags and report from ``report``'s own encoding; the checkpoint's fixed part, per-span and per-close
-    octets from real Checkpoint encodings carrying a signature of ``signature_octets``."""
-    record = len(Report.decode(report).record.encode())
-    empty = len(_checkpoint((), (), signature_octets))
-    span = len(_checkpoint(one_report_spans(1), (), signature_octets)) - empty
-    close = len(_checkpoint((), (CloseEntry(bytes(ID_OCTETS), 1, 0, 0),), signature_octets)) - empty
+    octets from real Checkpoint encodings carrying a signature of ``signature_octets`` (in ``wire_format``)."""
+    record = len(Report.decode(report, wire_format=wire_format).record.encode())
+    empty = len(_checkpoint((), (), signature_octets, wire_format))
+    span = len(_checkpoint(one_report_spans(1), (), signature_octets, wire_format)) - empty
+    close = len(_checkpoint((), (CloseEntry(bytes(ID_OCTETS), 1, 0, 0),), signature_octets, wire_format)) - empty
     return Decomposition(record=record, tags=len(report) - record, report=len(report), signature=signature_octets,
-                         checkpoint_fixed=empty, span=span, close=close)
+                         checkpoint_fixed=empty, span=span, close=close, wire_format=wire_format)
 
 
 def summarise(trials: pd.DataFrame, settings: StudyParams, parts: Decomposition) -> pd.DataFrame:
@@ -185,9 +189,9 @@ def summarise(trials: pd.DataFrame, settings: StudyParams, parts: Decomposition)
 
 # What-if span layouts: the per-identity octets if the span's fields changed (field widths, not encodings).
 SPAN_LAYOUTS: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = (
-    ("as built: dev_id, epoch, seq_lo, seq_hi, subtree",
+    ("explicit wire format: dev_id, epoch, seq_lo, seq_hi, subtree",
      (("dev_id", 8), ("epoch", 4), ("seq_lo", 8), ("seq_hi", 8), ("subtree", 32))),
-    ("paper's tuple: no epoch (sequence numbers then cannot restart per epoch)",
+    ("implied wire format, the paper's tuple: dev_id, seq_lo, seq_hi, subtree (epoch once per checkpoint)",
      (("dev_id", 8), ("seq_lo", 8), ("seq_hi", 8), ("subtree", 32))),
     ("4-octet epoch-relative seq_lo and a 2-octet count instead of seq_hi",
      (("dev_id", 8), ("epoch", 4), ("seq_lo", 4), ("count", 2), ("subtree", 32))),
@@ -203,7 +207,7 @@ def budget(parts: Decomposition, budget_octets: int) -> tuple[pd.DataFrame, dict
     first_over = fits + 1
     sizes = {}
     for n in (fits, first_over):
-        sizes[n] = len(_checkpoint(one_report_spans(n), (), parts.signature))
+        sizes[n] = len(_checkpoint(one_report_spans(n), (), parts.signature, parts.wire_format))
     if not (sizes[fits] <= budget_octets < sizes[first_over]):
         raise MeasurementError(f"encoded sizes {sizes} do not straddle {budget_octets}", field="size_budget_octets")
     rows = []

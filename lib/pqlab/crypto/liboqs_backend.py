@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import os
+import contextlib
+import ctypes.util
+import logging
+import sys
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
 from pqlab.crypto.base import Kem, KeyPair, Signer, require_bytes
-from pqlab.crypto.liboqs_probe import locate_liboqs
+from pqlab.crypto.liboqs_probe import loaded_file, locate_liboqs
 from pqlab.errors import UnknownBackendError
 
 NAME = "liboqs"
@@ -27,6 +31,15 @@ _SIGNERS = {
     "SNOVA-24-5-4": "SNOVA_24_5_4",
     "UOV-Is-pkc": "OV-Is-pkc",
 }
+# pqlab name -> liboqs 0.16 CMake algorithm id: what `make liboqs` builds by default (OQS_MINIMAL_BUILD).
+BUILD_IDS = {
+    "ML-KEM-512": "KEM_ml_kem_512", "ML-KEM-768": "KEM_ml_kem_768", "ML-KEM-1024": "KEM_ml_kem_1024",
+    "ML-DSA-44": "SIG_ml_dsa_44", "ML-DSA-65": "SIG_ml_dsa_65", "ML-DSA-87": "SIG_ml_dsa_87",
+    "SLH-DSA-SHA2-128f": "SIG_slh_dsa_pure_sha2_128f", "SLH-DSA-SHA2-128s": "SIG_slh_dsa_pure_sha2_128s",
+    "SLH-DSA-SHAKE-128f": "SIG_slh_dsa_pure_shake_128f", "SLH-DSA-SHAKE-128s": "SIG_slh_dsa_pure_shake_128s",
+    "Falcon-512": "SIG_falcon_512", "MAYO-2": "SIG_mayo_2", "SNOVA-24-5-4": "SIG_snova_SNOVA_24_5_4",
+    "UOV-Is-pkc": "SIG_uov_ov_Is_pkc",
+}
 
 
 def availability() -> tuple[bool, str]:
@@ -41,16 +54,42 @@ def availability() -> tuple[bool, str]:
     return True, f"ok ({location.path})"
 
 
+class _WarningsOnly(logging.Filter):
+    """liboqs-python's logger: its import-time chatter ("faulthandler is disabled") dropped, warnings kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING
+
+
+@contextlib.contextmanager
+def _importing_oqs(library: str) -> Iterator[None]:
+    """While ``oqs`` is imported: its ``find_library`` answers with the file the probe chose (so liboqs-python
+    loads exactly that one and never reaches its download path), and the stdout it binds its log handler to is
+    stderr, so no log line ever lands in a command's machine-readable stdout."""
+    logging.getLogger("oqs.oqs").addFilter(_WarningsOnly())
+    find_library = ctypes.util.find_library
+    ctypes.util.find_library = lambda name: library if name in ("oqs", "liboqs") else find_library(name)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        ctypes.util.find_library = find_library
+
+
 @lru_cache(maxsize=1)
 def _oqs() -> Any:
     location = locate_liboqs()
     if not location.present:
         raise UnknownBackendError(location.reason, field="liboqs")
-    if location.install_dir and "OQS_INSTALL_PATH" not in os.environ:
-        os.environ["OQS_INSTALL_PATH"] = location.install_dir  # so liboqs-python loads the same file
-    import oqs
+    with _importing_oqs(location.path):
+        import oqs
 
     return oqs
+
+
+def library_file() -> str | None:
+    """The liboqs shared library file liboqs-python loaded (resolved through one of its functions)."""
+    return loaded_file(_oqs().native().OQS_version)
 
 
 def version() -> str:

@@ -3,6 +3,10 @@
 liboqs-python, imported on a machine without liboqs, counts down, tries to git-clone and
 build liboqs, and raises SystemExit on failure. This module answers "is liboqs here?"
 with ctypes alone so that ``import oqs`` is only ever reached when it will succeed.
+
+Where it looks, in order: the project's own build (``make liboqs``, under the running
+Python's environment), ``$OQS_INSTALL_PATH`` (default ``~/_oqs``, liboqs-python's), the
+active conda environment, then the system loader path.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -28,8 +33,14 @@ class LiboqsLocation:
         return self.path is not None
 
 
+def project_install_dir() -> Path:
+    """Where ``make liboqs`` installs liboqs: ``liboqs/`` inside the environment running pqlab (``.venv``)."""
+    return Path(sys.prefix) / "liboqs"
+
+
 def _candidate_dirs() -> list[Path]:
-    dirs: list[Path] = []
+    project = project_install_dir()
+    dirs: list[Path] = [project / "lib", project / "lib64"]
     install = os.environ.get("OQS_INSTALL_PATH")
     base = Path(install) if install else Path.home() / "_oqs"
     dirs += [base / "lib", base / "lib64"]
@@ -66,3 +77,22 @@ def locate_liboqs() -> LiboqsLocation:
     return LiboqsLocation(
         None, f"no liboqs shared library in {where} or on the system loader path{detail}"
     )
+
+
+def loaded_file(function: object) -> str | None:
+    """The file a loaded shared library was mapped from, found through one of its functions (``dladdr``)."""
+
+    class _DlInfo(ctypes.Structure):
+        _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                    ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+    except (OSError, AttributeError):
+        return None
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    info = _DlInfo()
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    if not address or not dladdr(address, ctypes.byref(info)) or not info.dli_fname:
+        return None
+    return os.path.realpath(os.fsdecode(info.dli_fname))

@@ -28,6 +28,7 @@ class BackendStatus:
     version: str | None
     kems: tuple[str, ...]
     signatures: tuple[str, ...]
+    library: str | None = None  # the shared library file the backend loaded, where it can say
 
 
 def _module(name: str) -> ModuleType:
@@ -43,8 +44,10 @@ def backend_status(name: str) -> BackendStatus:
     available, reason = module.availability()
     if not available:
         return BackendStatus(name, False, reason, None, (), ())
+    library = module.library_file() if hasattr(module, "library_file") else None
     return BackendStatus(
-        name, True, reason, module.version(), tuple(module.kem_algorithms()), tuple(module.signature_algorithms())
+        name, True, reason, module.version(), tuple(module.kem_algorithms()), tuple(module.signature_algorithms()),
+        library,
     )
 
 

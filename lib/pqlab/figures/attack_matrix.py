@@ -39,3 +39,41 @@ def attack_matrix_overview(frame: pd.DataFrame) -> plt.Figure:
     ax.set_title(f"Attack matrix: {int(data['pass'].sum())}/{len(data)} cases as expected", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def attack_matrix_variants(table: pd.DataFrame) -> plt.Figure:
+    """Attack × variant → observed code: every case under the paper's design and the hardened variant; red where the
+    adversary gets what it wants, green where the case is refused as expected (or a control passes)."""
+    style.apply()
+    data = table.reset_index(drop=True)
+    variants = ("paper", "hardened")
+    fig, ax = plt.subplots(figsize=(7.2, 0.17 * len(data) + 1.2))
+    for row, case in data.iterrows():
+        for col, variant in enumerate(variants):
+            succeeded = case[f"attack succeeds ({variant})"]
+            as_expected = case[variant] == case[f"expected {variant}"]
+            colour = "#d73027" if succeeded is True else "#1a9850" if as_expected else "#fdae61"
+            ax.add_patch(plt.Rectangle((col, row), 0.96, 0.9, color=colour, alpha=0.85, linewidth=0))
+            ax.text(col + 0.48, row + 0.45, case[variant].split(" (")[0], ha="center", va="center", fontsize=5.5,
+                    color="white" if succeeded is True else "black")
+    ax.set_xlim(0, len(variants))
+    ax.set_ylim(len(data), 0)
+    ax.set_xticks([0.48, 1.48], ["paper (the design as published)", "hardened (docs/protocol.md)"], fontsize=7)
+    ax.xaxis.tick_top()
+    labels = [f"{c} {a[:58]}{'…' if len(a) > 58 else ''}" for c, a in zip(data["case"], data["adversary action"],
+                                                                        strict=True)]
+    ax.set_yticks(np.arange(len(data)) + 0.45, labels, fontsize=5.5)
+    for boundary in np.flatnonzero(data["table"].to_numpy()[1:] != data["table"].to_numpy()[:-1]) + 1:
+        ax.axhline(boundary - 0.05, color="black", linewidth=0.8)
+    ax.tick_params(length=0)
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    succeeded = {v: int(data[f"attack succeeds ({v})"].fillna(False).astype(bool).sum()) for v in variants}
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in ("#1a9850", "#d73027", "#fdae61")]
+    ax.legend(handles, ["refused as expected / control passes", "attack succeeds", "not the expected code"],
+              fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.35, -0.005), frameon=False)
+    ax.set_title(f"Table VI, extra cases and issue 27 (N01–N16) under both variants: attacks succeeding — "
+                 f"paper {succeeded['paper']}, hardened {succeeded['hardened']}", fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -194,9 +194,10 @@ def cost_medians(settings: StudyParams, paths: ProjectPaths, *, progress: bool =
     nothing of the costs stage is written — and the provenance says so.
     """
     file = paths.derived / COSTS_STATS
-    if file.is_file():
+    if file.exists():  # checked against the SHA-256 the costs stage recorded: an edited median is INPUT_CORRUPT
+        stats = io.read_parquet(file, what="cost statistics file", stage="costs")
         meta = io.read_parquet_metadata(file)
-        return pd.read_parquet(file), {
+        return stats, {
             "source": str(file.relative_to(paths.root)) if file.is_relative_to(paths.root) else str(file),
             "costs_profile": (meta.get("params") or {}).get("profile"), "costs_git_commit": meta.get("git_commit"),
             "costs_timestamp_utc": meta.get("timestamp_utc"), "costs_cpu_model": meta.get("cpu_model")}

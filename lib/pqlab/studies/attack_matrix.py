@@ -1,9 +1,11 @@
-"""Stage ``attack_matrix`` (AMORT-V1 Appendix A): Table VI's 27 cases and 5 controls, plus the extra cases."""
+"""Stage ``attack_matrix`` (AMORT-V1 Appendix A): Table VI's 27 cases and 5 controls, the extra cases and issue 27's
+sixteen, under the paper's design and the hardened variant, and what hardening costs."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import time
 
 import matplotlib.pyplot as plt
@@ -11,11 +13,13 @@ import pandas as pd
 from pydantic import Field
 
 from pqlab import machine
-from pqlab.amort import differential, vectors
+from pqlab.amort import differential, hardening_cost, vectors
 from pqlab.amort.attacks import run_matrix
-from pqlab.amort.attacks.summary import TABLE_COLUMNS, matrix_metrics, summarise_runs
+from pqlab.amort.attacks.summary import TABLE_COLUMNS, matrix_metrics, summarise_runs, variant_metrics, variant_table
+from pqlab.amort.fastpath import resolve_controller_path
 from pqlab.amort.lab import KeySet
-from pqlab.figures.attack_matrix import attack_matrix_overview
+from pqlab.amort.profile import VARIANTS
+from pqlab.figures.attack_matrix import attack_matrix_overview, attack_matrix_variants
 from pqlab.params import AttackMatrixParams, StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet, scratch_dir
@@ -149,40 +153,63 @@ def differential_check() -> dict:
 
 
 def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
-    """Run the whole matrix ``repeats`` times (fresh keys and seed each time) and write every output."""
-    cfg = settings.attack_matrix
+    """Run the whole matrix ``repeats`` times per variant (fresh keys and seed each repeat), measure the cost of
+    hardening (both variants in one run), and write every output."""
+    cfg, wire = settings.attack_matrix, settings.amort.wire_format
     paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
-    frames, seconds = [], []
+    resolved = resolve_controller_path(settings.amort.controller_path)
+    load_start = os.getloadavg()
+    frames, seconds = [], {variant: [] for variant in VARIANTS}
     with scratch_dir(paths, STAGE) as scratch:  # checkpoint logs; removed even if the run is killed
         for repeat in range(cfg.repeats):
-            start = time.perf_counter()
             keys = KeySet.generate(cfg.n_devices, cfg.checkpoint_signer)
             slh = KeySet.generate(2, cfg.alternative_signer)
-            frame = run_matrix(keys, settings.seed + repeat, slh_keys=slh, stream_records=cfg.stream_records,
-                               stream_k=cfg.stream_k, workdir=scratch)
-            seconds.append(time.perf_counter() - start)
-            frames.append(frame.assign(repeat=repeat, seed=settings.seed + repeat))
+            for variant in VARIANTS:
+                start = time.perf_counter()
+                frame = run_matrix(keys, settings.seed + repeat, slh_keys=slh, stream_records=cfg.stream_records,
+                                   stream_k=cfg.stream_k, workdir=scratch, variant=variant, wire_format=wire)
+                seconds[variant].append(time.perf_counter() - start)
+                frames.append(frame.assign(repeat=repeat, seed=settings.seed + repeat))
+        setup = hardening_cost.CostSetup(cfg.cost_identities, cfg.cost_rounds, cfg.cost_k, cfg.cost_epochs,
+                                         cfg.cost_trials, settings.seed, resolved.path, wire, cfg.checkpoint_signer)
+        cost_samples = hardening_cost.measure(setup, scratch, progress=progress)
+    load_end = os.getloadavg()
     runs = pd.concat(frames, ignore_index=True)
-    summary = summarise_runs(runs)
+    paper_runs = runs[runs["variant"] == "paper"]
+    summary = summarise_runs(paper_runs)
+    variants = variant_table(runs)
+    cost = hardening_cost.summarise(cost_samples)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends={})
-    metrics = matrix_metrics(summary, runs, seconds) | {"profile": settings.profile,
-                                                        "cpu_model": metadata.get("cpu_model")}
+    metrics = (matrix_metrics(summary, paper_runs, seconds["paper"]) | variant_metrics(variants, seconds)
+               | {"hardening_cost": hardening_cost.metrics(cost, setup),
+                  "load_average": {"start": [round(x, 2) for x in load_start],
+                                   "end": [round(x, 2) for x in load_end]},
+                  "wire_format": wire, "controller_path": resolved.path, "controller_path_reason": resolved.reason,
+                  "profile": settings.profile, "cpu_model": metadata.get("cpu_model")})
     facts = protocol_facts()
-    metrics = validated(AttackMatrixMetrics, metrics | {"cases": case_outcomes(summary, runs), "protocol": facts,
+    metrics = validated(AttackMatrixMetrics, metrics | {"cases": case_outcomes(summary, paper_runs), "protocol": facts,
                                                         "forgery": forgery(cfg, facts["tag_lengths_accepted"]),
                                                         "differential": differential_check()})
     table6 = summary[summary["table"] == "table6"][TABLE_COLUMNS].reset_index(drop=True)
     extra = summary[summary["table"] == "extra"][TABLE_COLUMNS].reset_index(drop=True)
-    figure = attack_matrix_overview(summary)
+    figures = {"attack_matrix_overview": attack_matrix_overview(summary),
+               "attack_matrix_variants": attack_matrix_variants(variants)}
     with OutputSet(paths, STAGE) as out:
         out.parquet(paths.raw / "attack_matrix_runs.parquet", runs.assign(counts=runs["counts"].map(json.dumps)),
                     metadata)
+        out.parquet(paths.raw / "hardening_cost_samples.parquet", cost_samples, metadata)
         out.table(table6, paths.amort_figs / "table6_attack_matrix")
         out.table(extra, paths.amort_figs / "attack_matrix_extra")
-        out.figure(figure, paths.amort_figs / "attack_matrix_overview")
+        out.table(variants, paths.amort_figs / "attack_matrix_variants")
+        out.table(cost.round(4), paths.amort_figs / "hardening_cost")
+        for name, figure in figures.items():
+            out.figure(figure, paths.amort_figs / name)
         out.metrics(paths.derived / "attack_matrix_metrics.json", metrics, label="Table VI cases passed",
                     key="table6.cases_passed", unit=f"of {metrics['table6']['cases_total']}")
-    plt.close(figure)
-    return StudyResult(STAGE, figures={"attack_matrix_overview": figure},
-                       tables={"table6_attack_matrix": table6, "attack_matrix_extra": extra},
-                       metrics=metrics, files=out.written, data={"runs": runs, "summary": summary})
+    for figure in figures.values():
+        plt.close(figure)
+    return StudyResult(STAGE, figures=figures,
+                       tables={"table6_attack_matrix": table6, "attack_matrix_extra": extra,
+                               "attack_matrix_variants": variants, "hardening_cost": cost},
+                       metrics=metrics, files=out.written,
+                       data={"runs": runs, "summary": summary, "cost_samples": cost_samples})

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 
 from pqlab import machine
 from pqlab.bench import image, image_runs, image_tree
+from pqlab.errors import warn
 from pqlab.figures.full_image import full_image_times
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
@@ -92,6 +93,10 @@ def image_root(settings: StudyParams, paths: ProjectPaths) -> Path:
 def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Measure the image warm and cold ``repetitions`` times (and a copy once); write Table V and metrics."""
     cfg = settings.full_image
+    # the cost study's signature median first: an edited or truncated costs_metrics.json stops the run at once
+    reference = image_runs.signature_reference(paths.derived / "costs_metrics.json", cfg.reference_operation)
+    if cfg.scratch_tree is None:
+        image.refuse_special_files(image_root(settings, paths))
     paths.raw.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
     with contextlib.ExitStack() as stack:
@@ -109,8 +114,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
             shutil.copytree(root, copy, symlinks=True)
             copy_digest = image.measure(copy, cfg.chunk_octets).digest
     load_after = os.getloadavg()
-    reference = image_runs.signature_reference(paths.derived / "costs_metrics.json", cfg.reference_operation)
-    table = image_runs.table5(samples, reference["median_us"])
+    unreliable = image_runs.reliability(samples, copy_digest)
+    table = image_runs.table5(samples, reference["median_us"], unreliable)
     headline = image_runs.metrics(samples, table, reference, copy_digest) | {
         "profile": settings.profile, "cpu_model": machine.cpu_model(),
         "image_source": "scratch tree" if cfg.scratch_tree else str(cfg.image_dir or "data/raw/image_tree"),
@@ -127,5 +132,14 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.metrics(paths.derived / "full_image_metrics.json", headline, label="cold image measurement",
                     key="cold.median_ms", unit="ms")
     plt.close(figure)
+    if reference["median_us"] is None:
+        warn(f"Table V's ratio to one signature stays empty: {reference['missing']}")
+    rows_by_reason: dict[str, list[str]] = {}
+    for condition, whys in unreliable.items():
+        for why in whys:
+            rows_by_reason.setdefault(why, []).append(condition)
+    if rows_by_reason:
+        warn("Table V is marked unreliable (column Reliable, metrics 'reliable'): " + "; ".join(
+            f"{' and '.join(rows)} cache: {why}" for why, rows in rows_by_reason.items()))
     return StudyResult(STAGE, figures={"full_image_times": figure}, tables={"table5_image": table}, metrics=headline,
                        files=out.written, data={"samples": samples, "evictions": evictions})

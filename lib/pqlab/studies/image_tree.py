@@ -22,7 +22,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         "study": STAGE, "distribution": distribution}
     with OutputSet(paths, STAGE) as out:
         # generated straight into the staging folder; the commit swaps the whole directory in
-        layout = image_tree.generate(out.path(paths.raw / "image_tree"), shape, settings.seed, progress=progress)
+        with out.writing(paths.raw / "image_tree", shape.total_bytes):
+            layout = image_tree.generate(out.path(paths.raw / "image_tree"), shape, settings.seed, progress=progress)
         out.parquet(paths.raw / "image_tree_manifest.parquet", layout, metadata)
     summary = {"files": len(layout), "total_bytes": int(layout["size"].sum()),
                "median_file_bytes": float(layout["size"].median()), "max_file_bytes": int(layout["size"].max()),

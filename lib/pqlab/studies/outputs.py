@@ -11,6 +11,8 @@ whole sets, one after the other.
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
 import shutil
@@ -24,6 +26,7 @@ from types import TracebackType
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 from matplotlib.figure import Figure
 
@@ -38,8 +41,28 @@ _JOURNAL = "journal.json"
 # Figures carry no creation date, so two runs of the same study give identical files.
 _FIGURE_METADATA = {"pdf": {"CreationDate": None, "ModDate": None}, "png": {}}
 
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
 _OWN: set[Path] = set()                 # this process's live private folders (never recovered by it)
 STATUS: dict[str, dict[str, Any]] = {}  # stage -> {"state": staging|committed|discarded, "files": n}
+
+
+def octets_text(octets: int | None) -> str:
+    """``octets`` for a message: 1.2 MB, 340 kB, 512 B (decimal units, as df -H prints them)."""
+    if octets is None:
+        return "an unknown amount"
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if octets >= size:
+            return f"{octets / size:.1f} {unit}"
+    return f"{octets} B"
+
+
+def free_octets(folder: str | Path) -> int | None:
+    """Octets free to this user on the file system holding ``folder`` (None if it cannot be asked)."""
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
 
 
 def _markdown(frame: pd.DataFrame, floatfmt: str) -> str:
@@ -200,6 +223,7 @@ class OutputSet:
         recover(paths.root)
         self._dir, self._lock = _private_dir(paths.root, f"{stage}-")
         self._staged: dict[Path, Path] = {}
+        self._staged_octets = 0
         self.written: list[Path] = []
         STATUS[stage] = {"state": "staging", "files": 0}
 
@@ -215,9 +239,32 @@ class OutputSet:
         self._staged[final] = staged
         return staged
 
-    def text(self, final: str | Path, text: str) -> Path:
-        self.path(final).write_text(text)
+    @contextmanager
+    def writing(self, final: str | Path, octets: int) -> Iterator[None]:
+        """Around a write of ``octets`` for ``final``: a full disk or a refused write becomes one OutputError
+        that says how much space the set needs (the previous outputs are untouched: nothing is committed)."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.errno in _NO_SPACE:
+                needed = self._staged_octets + octets
+                raise OutputError(
+                    f"no space left on the device while writing {Path(final).name}: this output set needs at least "
+                    f"{octets_text(needed)} ({octets_text(octets)} for this file, {octets_text(self._staged_octets)} "
+                    f"staged before it) and {octets_text(free_octets(self._dir))} is free; free some space and "
+                    "rerun (the previous outputs are unchanged)", field=f"{self.stage} outputs") from exc
+            raise OutputError(f"cannot write {final}: {exc.strerror or exc}; the previous outputs are unchanged",
+                              field=f"{self.stage} outputs") from exc
+        self._staged_octets += octets
+
+    def _write_bytes(self, final: str | Path, data: bytes) -> Path:
+        with self.writing(final, len(data)):
+            with open(self.path(final), "wb") as handle:
+                handle.write(data)
         return Path(final)
+
+    def text(self, final: str | Path, text: str) -> Path:
+        return self._write_bytes(final, text.encode())
 
     def json(self, final: str | Path, data: Any, *, checksum: bool = True) -> Path:
         """``data`` as JSON; an object carries ``pqlab_sha256`` so a reader (pqlab.io.read_json) notices a change."""
@@ -243,8 +290,9 @@ class OutputSet:
 
     def parquet(self, final: str | Path, frame: pd.DataFrame, metadata: dict[str, Any] | None = None) -> Path:
         """``frame`` as parquet, ``metadata`` as JSON under the schema key ``pqlab`` (provenance)."""
-        pq.write_table(parquet_table(frame, metadata), self.path(final))
-        return Path(final)
+        sink = pa.BufferOutputStream()  # serialised first, so a full disk can say how much the file needed
+        pq.write_table(parquet_table(frame, metadata), sink)
+        return self._write_bytes(final, sink.getvalue().to_pybytes())
 
     def table(self, frame: pd.DataFrame, stem: str | Path, *, markdown: pd.DataFrame | None = None,
               floatfmt: str = "g") -> list[Path]:
@@ -259,9 +307,9 @@ class OutputSet:
         out = []
         for fmt in ("pdf", "png"):
             final = Path(stem).with_suffix(f".{fmt}")
-            fig.savefig(self.path(final), format=fmt, dpi=200, bbox_inches="tight",
-                        metadata=_FIGURE_METADATA[fmt])
-            out.append(final)
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=fmt, dpi=200, bbox_inches="tight", metadata=_FIGURE_METADATA[fmt])
+            out.append(self._write_bytes(final, buffer.getvalue()))
         return out
 
     # --- commit / discard ------------------------------------------------------------------------------
@@ -286,7 +334,11 @@ class OutputSet:
         return self.written
 
     def _move_all(self, items: list[dict[str, Any]]) -> None:
-        _write_journal(self._dir, "forward", items)
+        try:
+            _write_journal(self._dir, "forward", items)
+        except OSError as exc:  # nothing has been moved yet
+            raise OutputError(f"cannot write the commit journal: {exc.strerror or exc}; the previous outputs were "
+                              "kept", field=self.stage) from exc
         moved: list[dict[str, Any]] = []
         try:
             for item in items:  # everything staged must still be there before anything is replaced

@@ -159,7 +159,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     cfg = settings.scaling
     resolved = resolve_controller_path(settings.amort.controller_path)
     rounds, trials, samples = scaling.measure(settings, resolved.path, paths.raw, progress=progress)
-    parts = scaling.decompose(samples[min(samples)], int(trials["signature_octets"].iloc[0]))
+    parts = scaling.decompose(samples[min(samples)], int(trials["signature_octets"].iloc[0]),
+                              settings.amort.wire_format)
     table3 = scaling.summarise(trials, settings, parts)
     layouts, crossing = scaling.budget(parts, cfg.size_budget_octets)
     counts, rekeying = isolation.measure_isolation(settings, resolved.path, paths.raw, progress=progress)
@@ -167,6 +168,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     iso, replay_summary = isolation.isolation_table(counts, rekeying), isolation.replay_table(replay)
     provenance = {"controller_path_requested": settings.amort.controller_path, "controller_path": resolved.path,
                   "controller_path_reason": resolved.reason, "profile": settings.profile,
+                  "wire_format": settings.amort.wire_format, "variant": settings.amort.variant,
                   "signature_backend": str(trials["signature_backend"].iloc[0])}
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"),
                                     backends={"signature": provenance["signature_backend"]}) | provenance

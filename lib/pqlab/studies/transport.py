@@ -286,7 +286,8 @@ def run(
                                        progress=progress)
             seconds[variant] = time.perf_counter() - start
             summary = analysis.one_label_per_fitting_config(
-                summarise(tables[variant], params.bootstrap_resamples, params.confidence, settings.seed),
+                summarise(tables[variant], params.bootstrap_resamples, params.confidence, settings.seed,
+                          progress=progress, desc=f"{variant} statistics"),
                 fitting_configs(configs, vp))
             summaries[variant] = summary
             metrics[variant] = analysis.headline(summary, vp)

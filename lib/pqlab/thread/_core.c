@@ -10,6 +10,8 @@
 #include "sim_core.h"
 
 #define RUNS_PER_SIGNAL_CHECK 256  /* runs simulated without the GIL between two checks for Ctrl-C */
+#define SIM_BINDING_MAX_UNITS 1000000      /* plan sizes the binding accepts (reference.validate: the same) */
+#define SIM_BINDING_MAX_FRAMES 100000000
 
 static PyObject *CoreError;
 
@@ -19,31 +21,30 @@ static PyObject *raise_status(sim_status status) {
     return NULL;
 }
 
-static int seq_to_ints(PyObject *obj, int *out, Py_ssize_t n, const char *name) {
+/* One Python int into a C int: a value outside -(2^31-1) .. 2^31-1 is the plan error `refused` (the code
+ * sim_validate gives that field), never a wrapped value; a non-integer is a TypeError. */
+static int to_int(PyObject *item, int *out, sim_status refused) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow || v < -2147483647LL || v > 2147483647LL) { raise_status(refused); return -1; }
+    *out = (int)v;
+    return 0;
+}
+
+static int seq_to_ints(PyObject *obj, int *out, Py_ssize_t n, const char *name, sim_status refused) {
     PyObject *fast = PySequence_Fast(obj, name);
     if (!fast) return -1;
-    if (PySequence_Fast_GET_SIZE(fast) != n) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd values", name, n);
-        Py_DECREF(fast);
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
-        if (v == -1 && PyErr_Occurred()) { Py_DECREF(fast); return -1; }
-        if (v < -2147483647L || v > 2147483647L) {
-            PyErr_Format(PyExc_ValueError, "%s[%zd] out of range", name, i);
-            Py_DECREF(fast);
-            return -1;
-        }
-        out[i] = (int)v;
-    }
+    if (PySequence_Fast_GET_SIZE(fast) != n) { Py_DECREF(fast); raise_status(refused); return -1; }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (to_int(PySequence_Fast_GET_ITEM(fast, i), &out[i], refused)) { Py_DECREF(fast); return -1; }
     Py_DECREF(fast);
     return 0;
 }
 
 static int fill_plan(SimPlan *p, PyObject *ints, PyObject *floats, PyObject *unit_len, PyObject *psdu,
                      PyObject *mode, PyObject *first, PyObject *nunits, PyObject *bitmap, PyObject *request,
-                     PyObject *rejected) {
+                     PyObject *rejected, PyObject *ack_unit) {
     PyObject *fi = PySequence_Fast(ints, "ints"), *ff = PySequence_Fast(floats, "floats");
     if (!fi || !ff) { Py_XDECREF(fi); Py_XDECREF(ff); return -1; }
     if (PySequence_Fast_GET_SIZE(fi) != MI_COUNT || PySequence_Fast_GET_SIZE(ff) != MF_COUNT) {
@@ -51,37 +52,56 @@ static int fill_plan(SimPlan *p, PyObject *ints, PyObject *floats, PyObject *uni
         Py_DECREF(fi); Py_DECREF(ff);
         return -1;
     }
-    for (int i = 0; i < MI_COUNT; i++) p->m[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fi, i));
-    for (int i = 0; i < MF_COUNT; i++) p->f[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(ff, i));
+    /* each conversion checked before the next C API call: never one with an error pending */
+    int failed = 0;
+    for (int i = 0; i < MI_COUNT && !failed; i++) {
+        int overflow = 0;
+        p->m[i] = PyLong_AsLongLongAndOverflow(PySequence_Fast_GET_ITEM(fi, i), &overflow);
+        if (p->m[i] == -1 && PyErr_Occurred()) failed = 1;
+        else if (overflow) { raise_status(SIM_ERR_MODEL_RANGE); failed = 1; }   /* beyond int64: out of range */
+    }
+    for (int i = 0; i < MF_COUNT && !failed; i++) {
+        p->f[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(ff, i));
+        if (p->f[i] == -1.0 && PyErr_Occurred()) failed = 1;
+    }
     Py_DECREF(fi); Py_DECREF(ff);
-    if (PyErr_Occurred()) return -1;
+    if (failed) return -1;
     Py_ssize_t nu = PySequence_Size(unit_len), np = PySequence_Size(psdu);
     if (nu < 0 || np < 0) return -1;
-    if (nu == 0 || np == 0 || nu > 1000000 || np > 100000000) { raise_status(SIM_ERR_PLAN_EMPTY); return -1; }
+    if (nu == 0 || np == 0) { raise_status(SIM_ERR_PLAN_EMPTY); return -1; }
+    if (nu > SIM_BINDING_MAX_UNITS || np > SIM_BINDING_MAX_FRAMES) { raise_status(SIM_ERR_CAPACITY); return -1; }
     p->n_units = (int)nu;
     p->n_psdu = (int)np;
     p->unit_len = malloc(sizeof(int) * (size_t)nu);
     p->unit_off = malloc(sizeof(int) * (size_t)nu);
     p->psdu = malloc(sizeof(int) * (size_t)np);
     if (!p->unit_len || !p->unit_off || !p->psdu) { PyErr_NoMemory(); return -1; }
-    if (seq_to_ints(unit_len, p->unit_len, nu, "unit_len") || seq_to_ints(psdu, p->psdu, np, "psdu") ||
-        seq_to_ints(mode, p->mode, 4, "mode") || seq_to_ints(first, p->first_unit, 4, "first_unit") ||
-        seq_to_ints(nunits, p->n_msg_units, 4, "n_units") || seq_to_ints(bitmap, p->bitmap_unit, 4, "bitmap_unit") ||
-        seq_to_ints(request, p->request_unit, 4, "request_unit") || seq_to_ints(rejected, p->rejected, 4, "rejected"))
+    if (seq_to_ints(unit_len, p->unit_len, nu, "unit_len", SIM_ERR_PLAN_UNITS) ||
+        seq_to_ints(psdu, p->psdu, np, "psdu", SIM_ERR_PLAN_PSDU) ||
+        seq_to_ints(mode, p->mode, 4, "mode", SIM_ERR_PLAN_REFERENCE) ||
+        seq_to_ints(first, p->first_unit, 4, "first_unit", SIM_ERR_PLAN_REFERENCE) ||
+        seq_to_ints(nunits, p->n_msg_units, 4, "n_units", SIM_ERR_PLAN_REFERENCE) ||
+        seq_to_ints(bitmap, p->bitmap_unit, 4, "bitmap_unit", SIM_ERR_PLAN_REFERENCE) ||
+        seq_to_ints(request, p->request_unit, 4, "request_unit", SIM_ERR_PLAN_REFERENCE) ||
+        seq_to_ints(rejected, p->rejected, 4, "rejected", SIM_ERR_PLAN_REFERENCE) ||
+        to_int(ack_unit, &p->ack_unit, SIM_ERR_PLAN_REFERENCE))
         return -1;
     int64_t off = 0;
-    for (Py_ssize_t i = 0; i < nu; i++) { p->unit_off[i] = (int)(off < 2147483647 ? off : 2147483647); off += p->unit_len[i]; }
+    for (Py_ssize_t i = 0; i < nu; i++) {   /* clamped into int: sim_validate refuses any offset that was clamped */
+        p->unit_off[i] = (int)(off > 2147483647 ? 2147483647 : off < 0 ? -1 : off);
+        off += p->unit_len[i];
+    }
     return 0;
 }
 
 static PyObject *run_batch(PyObject *self, PyObject *args) {
     PyObject *ints, *floats, *unit_len, *psdu, *mode, *first, *nunits, *bitmap, *request, *rejected, *run0_obj;
-    int ack_unit;
+    PyObject *ack_unit;
     unsigned long long seed, run0;
     Py_ssize_t count;
     int want_trace = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOiKOn|p", &ints, &floats, &unit_len, &psdu, &mode, &first, &nunits, &bitmap,
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOKOn|p", &ints, &floats, &unit_len, &psdu, &mode, &first, &nunits, &bitmap,
                           &request, &rejected, &ack_unit, &seed, &run0_obj, &count, &want_trace))
         return NULL;
     /* "K" would wrap 2^64 to run 0 silently; an out-of-range index (negative or >= 2^64) is a range error */
@@ -94,15 +114,16 @@ static PyObject *run_batch(PyObject *self, PyObject *args) {
     if (want_trace && count != 1) { PyErr_SetString(PyExc_ValueError, "a trace needs count == 1"); return NULL; }
     if (count < 0) { PyErr_SetString(PyExc_ValueError, "count must be >= 0"); return NULL; }
     if (run0 >= (1ULL << 63) || (unsigned long long)count > (1ULL << 63) - run0) return raise_status(SIM_ERR_RUN_RANGE);
+    /* the batch's bytes, checked before they are computed */
+    if ((size_t)count > (size_t)PY_SSIZE_T_MAX / (SIM_RESULT_FIELDS * sizeof(int64_t))) return raise_status(SIM_ERR_CAPACITY);
     SimPlan p;
     memset(&p, 0, sizeof p);
     PyObject *out = NULL;
-    if (fill_plan(&p, ints, floats, unit_len, psdu, mode, first, nunits, bitmap, request, rejected)) goto done;
-    p.ack_unit = ack_unit;
+    if (fill_plan(&p, ints, floats, unit_len, psdu, mode, first, nunits, bitmap, request, rejected, ack_unit)) goto done;
     p.seed = (uint64_t)seed;
     sim_status status = sim_validate(&p);
     if (status != SIM_OK) { raise_status(status); goto done; }
-    out = PyBytes_FromStringAndSize(NULL, count * SIM_RESULT_FIELDS * (Py_ssize_t)sizeof(int64_t));
+    out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)(SIM_RESULT_FIELDS * sizeof(int64_t)));
     if (!out) goto done;
     int64_t *res = (int64_t *)PyBytes_AS_STRING(out);
     int64_t *trace = NULL;

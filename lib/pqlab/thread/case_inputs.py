@@ -17,9 +17,11 @@ from typing import Any
 from pqlab.case.configurations import TABLE1, CaseConfigError, case_message_sizes, table1_config
 from pqlab.case.device_compute import CycleTable, device_pq_ms_by_phase, load_cycles
 from pqlab.errors import ParamsError
-from pqlab.params import read_yaml
+from pqlab.params import name_problem, read_yaml
 
 SIZE_KEYS = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")
+MAX_CONFIGS = 1000              # a --configs file's entries (Table I has 15); each one is a whole grid of runs
+MAX_CONFIGS_BYTES = 256 << 10   # 256 KiB: ~1,000 entries of one line each, with room for comments
 
 
 def table1_inputs(
@@ -45,8 +47,9 @@ def table1_inputs(
 
 def load_configs(path: str | Path) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[float, float]]]:
     """Read ``name: {sizes: [s1, s2, s3, status], device_compute_ms: [before Sigma2, before status]}``
-    (YAML or JSON; sizes from the CASE size model). Malformed entries raise ParamsError naming them."""
-    return parse_configs(read_yaml(path, "configurations file"), str(path))
+    (YAML or JSON; sizes from the CASE size model; at most ``MAX_CONFIGS`` entries in ``MAX_CONFIGS_BYTES``).
+    Malformed entries raise ParamsError naming them."""
+    return parse_configs(read_yaml(path, "configurations file", max_bytes=MAX_CONFIGS_BYTES), str(path))
 
 
 def parse_configs(data: Any, source: str = "configurations") -> tuple[dict[str, tuple[int, ...]],
@@ -54,11 +57,17 @@ def parse_configs(data: Any, source: str = "configurations") -> tuple[dict[str, 
     """Validate a configurations document (see :func:`load_configs`); anything else is one ParamsError."""
     if not isinstance(data, dict) or not data:
         raise ParamsError("must map configuration names to their sizes", field=source)
+    if len(data) > MAX_CONFIGS:
+        raise ParamsError(f"holds {len(data):,} configurations; at most {MAX_CONFIGS:,} are accepted (each one is a "
+                          "whole grid of simulated handshakes)", field=source)
     configs, compute = {}, {}
     for name, entry in data.items():
-        where = f"{source}: {name!r}"
+        where = f"{source}: {_short(name)}"
         if not isinstance(name, str | int) or isinstance(name, bool):
             raise ParamsError("configuration names are strings", field=where)
+        problem = name_problem(str(name))
+        if problem:
+            raise ParamsError(problem, field=where)
         if not isinstance(entry, dict) or set(entry) - {"sizes", "device_compute_ms"} or "sizes" not in entry:
             raise ParamsError("expected {sizes: [4 ints], device_compute_ms: [2 numbers]}", field=where)
         sizes = entry["sizes"]

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 from pqlab.errors import SimulationError
 from pqlab.thread.model import BLOCK, IPV6, PULL, SINGLE, Plan
+from pqlab.thread.plan_check import TIME_LIMIT, validate
 from pqlab.thread.prng import Xoshiro256
 
 DOWN, UP = 0, 1                      # controller -> device, device -> controller
@@ -140,6 +141,7 @@ class Handshake:
     def __init__(self, plan: Plan, run: int) -> None:
         if not 0 <= run < 1 << 63:  # as sim_run in the C core: an index is never wrapped
             raise SimulationError("SIM_ERR_RUN_RANGE", "a run index is at or beyond 2^63")
+        validate(plan)  # the C core's plan checks, in its order: the same plans refused with the same code
         self.plan = plan
         self.m = plan.ints
         self.f = plan.floats
@@ -533,6 +535,8 @@ class Handshake:
             for hop in range(m["hops"]):
                 indirect = m["sleepy"] and direction == DOWN and hop == m["hops"] - 1
                 for k, psdu in enumerate(psdus):
+                    if t >= TIME_LIMIT:  # an estimate: saturates far beyond any run's time limit, as in C
+                        return TIME_LIMIT
                     if indirect:
                         if k == 0:
                             t = self.next_poll(t)

@@ -6,6 +6,7 @@
  */
 #include "sim_core.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,8 +46,14 @@ static uint64_t next_u64(Rng *r) {
 }
 static double uniform(Rng *r) { return (double)(next_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
 static int64_t below(Rng *r, int64_t n) { return (int64_t)(next_u64(r) % (uint64_t)n); }
-static int64_t exponential_us(Rng *r, double mean) {
-    int64_t v = (int64_t)floor(-mean * log(1.0 - uniform(r)));
+/* x (>= 0) floored to int64, or SIM_TIME_LIMIT with *fail set when it is not below it (never for a validated
+ * plan: sim_validate bounds every value converted here) — the conversion itself is never out of range. */
+static int64_t floor_time(double x, sim_status *fail) {
+    if (!(x < (double)SIM_TIME_LIMIT)) { if (!*fail) *fail = SIM_ERR_TIME_RANGE; return SIM_TIME_LIMIT; }
+    return (int64_t)floor(x);
+}
+static int64_t exponential_us(Rng *r, double mean, sim_status *fail) {
+    int64_t v = floor_time(-mean * log(1.0 - uniform(r)), fail);
     return v < 1 ? 1 : v;
 }
 
@@ -73,7 +80,7 @@ typedef struct {
 
 /* frame rule: one frame waiting in a node's FIFO (reference.QFrame) */
 typedef struct { int fid, pos, k, link; int64_t ready; } QFrame;
-typedef struct { QFrame *q; int head, n, cap; } Queue;   /* live frames: q[head .. n-1] */
+typedef struct { QFrame *q; int head, n; size_t cap; } Queue;   /* live frames: q[head .. n-1] */
 
 typedef struct { int64_t t; int64_t seq; int kind, a, b; } Event;
 typedef struct { int last_rx, ack_gen; } Node;
@@ -83,15 +90,16 @@ typedef struct {
     const int64_t *m;
     const double *f;
     Rng rng;
-    Message *msgs; int n_msgs, cap_msgs;
-    Flow *flows; int n_flows, cap_flows;
-    int *active; int n_active, cap_active;
-    Event *events; int n_events, cap_events;
+    Message *msgs; int n_msgs; size_t cap_msgs;
+    Flow *flows; int n_flows; size_t cap_flows;
+    int *active; int n_active; size_t cap_active;
+    Event *events; int n_events; size_t cap_events;
     int64_t seq;
     Node nodes[2];
     int64_t chan_free;
     int64_t retrans, spurious, frames, dev_tx, dev_rx;
-    int have_result, oom;
+    int have_result;
+    sim_status fail;   /* set by the first failure (no memory, a capacity or time out of range): the run stops */
     int64_t res[8];
     int bad;
     int64_t next_switch, poll_phase;
@@ -101,21 +109,35 @@ typedef struct {
     int *cand; int64_t *cstart;
     int ind_chain, ind_attempts;
     int64_t ind_chain_at, ind_after;
-    int64_t *trace; int n_trace, cap_trace, tracing;   /* quadruples, as reference.Handshake.trace */
+    int64_t *trace; int n_trace, tracing; size_t cap_trace;   /* quadruples, as reference.Handshake.trace */
 } Sim;
 
-static void *grow(void *ptr, int *cap, int need, size_t size, int *oom) {
-    if (need <= *cap) return ptr;
-    int nc = *cap ? *cap * 2 : 16;
-    while (nc < need) nc *= 2;
-    void *q = realloc(ptr, (size_t)nc * size);
-    if (!q) { *oom = 1; return ptr; }
+sim_status sim_grow(void **buf, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return SIM_OK;
+    if (size == 0 || need > SIM_MAX_ELEMENTS || need > SIZE_MAX / size) return SIM_ERR_CAPACITY;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need) nc = nc > SIM_MAX_ELEMENTS / 2 ? SIM_MAX_ELEMENTS : nc * 2;  /* never doubled past the limit */
+    if (nc > SIZE_MAX / size) nc = need;
+    void *q = realloc(*buf, nc * size);
+    if (!q) return SIM_ERR_NO_MEMORY;
+    *buf = q;
     *cap = nc;
-    return q;
+    return SIM_OK;
+}
+
+/* One more element in a run's array; on failure the run records why and stops (the array is left as it was). */
+static void *grow(Sim *s, void *ptr, size_t *cap, int n, size_t size) {
+    if (s->fail) return ptr;
+    void *buf = ptr;
+    sim_status status = sim_grow(&buf, cap, (size_t)n + 1, size);
+    if (status != SIM_OK) s->fail = status;
+    return buf;
 }
 
 /* ---------- channel ---------- */
-static int64_t sojourn(Sim *s) { return exponential_us(&s->rng, s->bad ? s->f[MF_burst_us] : s->f[MF_good_us]); }
+static int64_t sojourn(Sim *s) {
+    return exponential_us(&s->rng, s->bad ? s->f[MF_burst_us] : s->f[MF_good_us], &s->fail);
+}
 static int lost(Sim *s, int64_t t) {
     while (t >= s->next_switch) {
         s->bad = !s->bad;
@@ -205,8 +227,8 @@ static int is_indirect(Sim *s, const Flow *fl) {
 
 /* ---------- events ---------- */
 static void push(Sim *s, int64_t t, int kind, int a, int b) {
-    s->events = grow(s->events, &s->cap_events, s->n_events + 1, sizeof(Event), &s->oom);
-    if (s->oom) return;
+    s->events = grow(s, s->events, &s->cap_events, s->n_events, sizeof(Event));
+    if (s->fail) return;
     Event *e = &s->events[s->n_events++];
     e->t = t; e->seq = s->seq++; e->kind = kind; e->a = a; e->b = b;
 }
@@ -227,8 +249,8 @@ static void enqueue(Sim *s, QFrame fr) {
     Queue *q;
     if (s->m[MI_sleepy] && direction == DOWN && fr.link == hops - 1) q = &s->queues[hops + 1];
     else q = &s->queues[direction == DOWN ? fr.link : hops - fr.link];
-    q->q = grow(q->q, &q->cap, q->n + 1, sizeof(QFrame), &s->oom);
-    if (s->oom) return;
+    q->q = grow(s, q->q, &q->cap, q->n, sizeof(QFrame));
+    if (s->fail) return;
     q->q[q->n++] = fr;
 }
 static int q_empty(const Queue *q) { return q->head == q->n; }
@@ -242,9 +264,9 @@ static void arm(Sim *s, Flow *fl) {
     if (is_indirect(s, fl) && !fl->chain) fl->ready = next_poll(s, fl->ready);
 }
 static int new_flow(Sim *s, int kind, int msg, int direction, const int *units, const int *tags, int n, int64_t t) {
-    s->flows = grow(s->flows, &s->cap_flows, s->n_flows + 1, sizeof(Flow), &s->oom);
-    s->active = grow(s->active, &s->cap_active, s->n_active + 1, sizeof(int), &s->oom);
-    if (s->oom) return 0;
+    s->flows = grow(s, s->flows, &s->cap_flows, s->n_flows, sizeof(Flow));
+    s->active = grow(s, s->active, &s->cap_active, s->n_active, sizeof(int));
+    if (s->fail) return 0;
     int fid = s->n_flows++;
     Flow *fl = &s->flows[fid];
     memset(fl, 0, sizeof(Flow));
@@ -254,9 +276,9 @@ static int new_flow(Sim *s, int kind, int msg, int direction, const int *units, 
     fl->ready = t; fl->queued = t; fl->piggy = -1;
     s->active[s->n_active++] = fid;
     if (s->m[MI_frame_rule]) {
-        for (int pos = 0; pos < n && !s->oom; pos++) {
+        for (int pos = 0; pos < n && !s->fail; pos++) {
             int nf = s->p->unit_len[units[pos]];
-            for (int k = 0; k < nf && !s->oom; k++) {
+            for (int k = 0; k < nf && !s->fail; k++) {
                 QFrame fr = {fid, pos, k, 0, t};
                 enqueue(s, fr);
             }
@@ -377,12 +399,13 @@ static int64_t backoff(Sim *s, Message *msg) {
     int64_t e = n - 1 > 0 ? n - 1 : 0;
     if (e > m[MI_exp_cap]) e = m[MI_exp_cap];
     double u = uniform(&s->rng);
-    return (int64_t)floor((double)interval * f[MF_margin] * pow(f[MF_base], (double)e) * (1.0 + f[MF_jitter] * u)) + boost;
+    return floor_time((double)interval * f[MF_margin] * pow(f[MF_base], (double)e) * (1.0 + f[MF_jitter] * u), &s->fail)
+           + boost;
 }
 
 static int64_t loss_free_arrival(Sim *s, int64_t t, const int *units, int n, int direction) {
     const int64_t *m = s->m;
-    int64_t backoff = (((int64_t)1 << m[MI_min_be]) - 1) * m[MI_unit_us] / 2;
+    int64_t backoff = (((int64_t)1 << m[MI_min_be]) - 1) * m[MI_unit_us] / 2;   /* an estimate: saturates below */
     int64_t per_frame = backoff + m[MI_cca_us] + 2 * m[MI_turnaround_us] + airtime(s, m[MI_ack_psdu]);
     int64_t poll = per_frame + airtime(s, m[MI_poll_psdu]);
     for (int i = 0; i < n; i++) {
@@ -391,6 +414,7 @@ static int64_t loss_free_arrival(Sim *s, int64_t t, const int *units, int n, int
         for (int64_t hop = 0; hop < m[MI_hops]; hop++) {
             int indirect = m[MI_sleepy] && direction == DOWN && hop == m[MI_hops] - 1;
             for (int k = 0; k < nf; k++) {
+                if (t >= SIM_TIME_LIMIT) return SIM_TIME_LIMIT;   /* far beyond any run's time limit */
                 if (indirect) {
                     if (k == 0) t = next_poll(s, t);
                     t += poll;
@@ -408,7 +432,7 @@ static void send_reliable(Sim *s, int mi, int64_t t, const int *units, const int
     if (count) msg->tx++;
     Node *node = &s->nodes[msg->direction == DOWN ? CONTROLLER : DEVICE];
     int fid = new_flow(s, DATA, mi, msg->direction, units, tags, n, t);
-    if (s->oom) return;
+    if (s->fail) return;
     s->flows[fid].piggy = node->last_rx;
     s->flows[fid].copy = s->msgs[mi].tx - 1;
     if (!s->m[MI_ack_on_arrival] && node->last_rx >= 0) {
@@ -423,8 +447,8 @@ static void send_reliable(Sim *s, int mi, int64_t t, const int *units, const int
 
 static void new_message(Sim *s, int hs, int kind, int seg, int direction, int64_t t) {
     const SimPlan *p = s->p;
-    s->msgs = grow(s->msgs, &s->cap_msgs, s->n_msgs + 1, sizeof(Message), &s->oom);
-    if (s->oom) return;
+    s->msgs = grow(s, s->msgs, &s->cap_msgs, s->n_msgs, sizeof(Message));
+    if (s->fail) return;
     Message *msg = &s->msgs[s->n_msgs];
     memset(msg, 0, sizeof(Message));
     msg->first_copy = -1;
@@ -515,7 +539,7 @@ static void deliver(Sim *s, int fid, int pos, int64_t t) {
             int bu = s->p->bitmap_unit[msg->hs], zero = 0;
             uint64_t snap = msg->received;
             int bid = new_flow(s, BITMAP, mi, 1 - msg->direction, &bu, &zero, 1, t);
-            if (s->oom) return;
+            if (s->fail) return;
             s->flows[bid].bitmap = snap;
             fl = &s->flows[fid];
             msg = &s->msgs[mi];
@@ -678,9 +702,9 @@ static void handle(Sim *s, Event ev) {
 
 static void record(Sim *s, int64_t a, int64_t b, int64_t c, int64_t d) {
     if (!s->tracing) return;
-    s->trace = grow(s->trace, &s->cap_trace, 4 * s->n_trace + 4, sizeof(int64_t), &s->oom);
-    if (s->oom) return;
-    int64_t *q = s->trace + 4 * s->n_trace++;
+    s->trace = grow(s, s->trace, &s->cap_trace, s->n_trace, 4 * sizeof(int64_t));
+    if (s->fail) return;
+    int64_t *q = s->trace + (size_t)4 * (size_t)s->n_trace++;
     q[0] = a; q[1] = b; q[2] = c; q[3] = d;
 }
 
@@ -705,10 +729,10 @@ static sim_status simulate(const SimPlan *p, uint64_t run, int64_t *out, int64_t
         s.hold = calloc((size_t)nodes, sizeof(int64_t));
         s.cand = calloc((size_t)nodes, sizeof(int));
         s.cstart = calloc((size_t)nodes, sizeof(int64_t));
-        if (!s.queues || !s.hold || !s.cand || !s.cstart) s.oom = 1;
+        if (!s.queues || !s.hold || !s.cand || !s.cstart) s.fail = SIM_ERR_NO_MEMORY;
     }
-    if (!s.oom) start_message(&s, 0, 0);
-    while (!s.have_result && !s.oom) {
+    if (!s.fail) start_message(&s, 0, 0);
+    while (!s.have_result && !s.fail) {
         int best = -1;
         int64_t bstart = 0;
         int ncand = 0;
@@ -755,21 +779,21 @@ static sim_status simulate(const SimPlan *p, uint64_t run, int64_t *out, int64_t
             handle(&s, ev);
         }
     }
-    if (!s.oom) memcpy(out, s.res, sizeof s.res);
+    if (!s.fail) memcpy(out, s.res, sizeof s.res);
     free(s.msgs); free(s.flows); free(s.active); free(s.events);
     if (s.queues)
         for (int64_t i = 0; i < s.m[MI_hops] + 2; i++) free(s.queues[i].q);
     free(s.queues); free(s.hold); free(s.cand); free(s.cstart);
-    if (trace && !s.oom) { *trace = s.trace; *n_trace = s.n_trace; }
+    if (trace && !s.fail) { *trace = s.trace; *n_trace = s.n_trace; }
     else free(s.trace);
-    return s.oom ? SIM_ERR_NO_MEMORY : SIM_OK;
+    return s.fail;
 }
 
 /* ---------- interface (sim_core.h) ---------- */
 static const char *const SIM_ERROR_NAMES[SIM_ERR_COUNT] = {
     "SIM_OK", "SIM_ERR_NO_MEMORY", "SIM_ERR_PLAN_EMPTY", "SIM_ERR_PLAN_UNITS", "SIM_ERR_PLAN_REFERENCE",
     "SIM_ERR_PLAN_PSDU", "SIM_ERR_MODEL_RANGE", "SIM_ERR_MODEL_NOT_FINITE", "SIM_ERR_RUN_RANGE",
-    "SIM_ERR_MODEL_CHOICE", "SIM_ERR_PATH_LENGTH",
+    "SIM_ERR_MODEL_CHOICE", "SIM_ERR_PATH_LENGTH", "SIM_ERR_CAPACITY", "SIM_ERR_TIME_RANGE",
 };
 static const char *const SIM_ERROR_TEXT[SIM_ERR_COUNT] = {
     "no error",
@@ -783,6 +807,9 @@ static const char *const SIM_ERROR_TEXT[SIM_ERR_COUNT] = {
     "a run index is at or beyond 2^63",
     "a channel rule, ACK-loss or indirect-retry choice is outside its values",
     "a path of more hops than the simulator supports (255)",
+    "a size or capacity beyond what the simulator can hold (2^31 - 1 elements, or the batch's bytes)",
+    "a model time beyond the simulator's range: the time limit, a loss-burst mean or the largest MRP backoff "
+    "(2^61 us)",
 };
 
 const char *sim_error_name(sim_status status) {
@@ -797,7 +824,7 @@ static int finite_nonneg(double x) { return isfinite(x) && x >= 0.0; }
 
 sim_status sim_validate(const SimPlan *p) {
     if (p->n_units < 1 || p->n_psdu < 1) return SIM_ERR_PLAN_EMPTY;
-    int off = 0;
+    int64_t off = 0;   /* at most n_units * INT_MAX: no overflow in 64 bits */
     for (int i = 0; i < p->n_units; i++) {
         if (p->unit_len[i] < 1 || p->unit_off[i] != off) return SIM_ERR_PLAN_UNITS;
         off += p->unit_len[i];
@@ -805,7 +832,7 @@ sim_status sim_validate(const SimPlan *p) {
     if (off != p->n_psdu) return SIM_ERR_PLAN_UNITS;
     for (int i = 0; i < 4; i++) {
         if (p->n_msg_units[i] < 1 || p->n_msg_units[i] > MAXU) return SIM_ERR_PLAN_REFERENCE;
-        if (p->first_unit[i] < 0 || p->first_unit[i] + p->n_msg_units[i] > p->n_units || p->bitmap_unit[i] < 0 ||
+        if (p->first_unit[i] < 0 || (int64_t)p->first_unit[i] + p->n_msg_units[i] > p->n_units || p->bitmap_unit[i] < 0 ||
             p->bitmap_unit[i] >= p->n_units || p->request_unit[i] < 0 || p->request_unit[i] >= p->n_units ||
             p->mode[i] < SINGLE || p->mode[i] > BLOCK)
             return SIM_ERR_PLAN_REFERENCE;
@@ -820,6 +847,24 @@ sim_status sim_validate(const SimPlan *p) {
         return SIM_ERR_MODEL_RANGE;
     for (int i = 0; i < MI_COUNT; i++)
         if (m[i] < 0) return SIM_ERR_MODEL_RANGE;  /* every count, flag and duration is non-negative */
+    /* Upper bounds that keep every int64 time sum of a run below 2^63 (sim_core.h); params' ranges are inside. */
+    static const int sizes[] = {MI_phy_bytes, MI_ack_psdu, MI_poll_psdu};
+    static const int per_unit[] = {MI_byte_us, MI_unit_us};
+    static const int exponents[] = {MI_min_be, MI_retx_max_exp};
+    static const int counts[] = {MI_max_retries, MI_indirect_attempts, MI_exp_cap, MI_mrp_tx};
+    static const int durations[] = {MI_turnaround_us, MI_cca_us, MI_ack_wait_us, MI_poll_us, MI_gap_us, MI_reasm_us,
+                                    MI_tick_us, MI_dev_interval_us, MI_ctrl_interval_us, MI_boost_us, MI_standalone_us,
+                                    MI_ctrl_compute_us, MI_dev_compute2_us, MI_dev_compute3_us, MI_poll_timeout_us};
+    static const struct { const int *fields; size_t n; int64_t max; } bounds[] = {
+        {sizes, sizeof sizes / sizeof *sizes, SIM_SIZE_MAX},
+        {per_unit, sizeof per_unit / sizeof *per_unit, SIM_PER_UNIT_MAX},
+        {exponents, sizeof exponents / sizeof *exponents, SIM_EXPONENT_MAX},
+        {counts, sizeof counts / sizeof *counts, SIM_COUNT_MAX},
+        {durations, sizeof durations / sizeof *durations, SIM_DURATION_MAX},
+    };
+    for (size_t b = 0; b < sizeof bounds / sizeof *bounds; b++)
+        for (size_t i = 0; i < bounds[b].n; i++)
+            if (m[bounds[b].fields[i]] > bounds[b].max) return SIM_ERR_MODEL_RANGE;
     if (m[MI_hops] > SIM_MAX_HOPS) return SIM_ERR_PATH_LENGTH;
     if (m[MI_age_priority] > 1 || m[MI_frame_rule] > 1 || m[MI_age_priority] + m[MI_frame_rule] > 1 ||
         m[MI_ack_never] > 1 || m[MI_retry_spacing] > SPACING_BACK_TO_BACK || m[MI_block_handoff] > 1 ||
@@ -830,6 +875,19 @@ sim_status sim_validate(const SimPlan *p) {
         if (!finite_nonneg(f[i])) return SIM_ERR_MODEL_NOT_FINITE;
     if (f[MF_p_good] > 1.0 || f[MF_p_bad] > 1.0 || f[MF_fraction_bad] >= 1.0) return SIM_ERR_MODEL_NOT_FINITE;
     if (f[MF_fraction_bad] > 0.0 && (f[MF_burst_us] <= 0.0 || f[MF_good_us] <= 0.0)) return SIM_ERR_MODEL_NOT_FINITE;
+    /* Times converted from doubles stay below SIM_TIME_LIMIT: the run's time limit, every Gilbert-Elliott sojourn
+     * (mean x at most 53 ln 2 < 2^6) and every MRP backoff (its largest exponent and jitter), so that a timer plus
+     * the time it is armed at never overflows int64. */
+    if (m[MI_max_time_us] >= SIM_TIME_LIMIT || m[MI_boost_us] >= SIM_TIME_LIMIT) return SIM_ERR_TIME_RANGE;
+    if (!(f[MF_burst_us] < SIM_SOJOURN_MEAN_LIMIT) || !(f[MF_good_us] < SIM_SOJOURN_MEAN_LIMIT)) return SIM_ERR_TIME_RANGE;
+    int64_t e = m[MI_mrp_tx] - 2 > 0 ? m[MI_mrp_tx] - 2 : 0;
+    if (e > m[MI_exp_cap]) e = m[MI_exp_cap];
+    double growth = fmax(1.0, pow(f[MF_base], (double)e));
+    for (int i = 0; i < 2; i++) {
+        int64_t interval = i == 0 ? m[MI_dev_interval_us] : m[MI_ctrl_interval_us];
+        if (!((double)interval * f[MF_margin] * growth * (1.0 + f[MF_jitter]) < (double)SIM_TIME_LIMIT))
+            return SIM_ERR_TIME_RANGE;
+    }
     return SIM_OK;
 }
 

@@ -7,6 +7,8 @@
 #ifndef PQLAB_SIM_CORE_H
 #define PQLAB_SIM_CORE_H
 
+#include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define MAXU 64
@@ -48,9 +50,29 @@ typedef enum {
     SIM_ERR_RUN_RANGE,         /* a run index at or beyond 2^63 */
     SIM_ERR_MODEL_CHOICE,      /* a channel rule, ACK-loss or indirect-retry choice outside its values */
     SIM_ERR_PATH_LENGTH,       /* hops above SIM_MAX_HOPS */
+    SIM_ERR_CAPACITY,          /* an array or batch beyond SIM_MAX_ELEMENTS elements or SIZE_MAX bytes */
+    SIM_ERR_TIME_RANGE,        /* the time limit, a loss-burst mean or the largest MRP backoff at or beyond its limit */
     SIM_ERR_COUNT
 } sim_status;
 
+/* Limits of the checked arithmetic. Arrays are indexed by int; times are int64 microseconds, and every time the
+ * core converts from a double (MRP backoff, Gilbert-Elliott sojourn) or takes as its limit is below 2^61, so the
+ * sum of two never overflows. The sojourn is the mean times -ln(1 - u) <= 53 ln 2 < 37 (u < 1 - 2^-53). */
+#define SIM_MAX_ELEMENTS ((size_t)INT_MAX)
+#define SIM_TIME_LIMIT ((int64_t)1 << 61)
+#define SIM_SOJOURN_MEAN_LIMIT 0x1p55
+/* Model values (sim_validate; plan_check.py the same): with these and max_time_us < SIM_TIME_LIMIT, one frame
+ * exchange with every retry takes under 2^57 us, so every time of a run stays below 2^62 (NEVER) + 2^61. */
+#define SIM_SIZE_MAX 65535                 /* phy_bytes, ack_psdu, poll_psdu (bytes, as a PSDU) */
+#define SIM_PER_UNIT_MAX ((int64_t)1 << 20)  /* byte_us, unit_us */
+#define SIM_EXPONENT_MAX 16                /* min_be, retx_max_exp */
+#define SIM_COUNT_MAX 65536                /* max_retries, indirect_attempts, exp_cap, mrp_tx */
+#define SIM_DURATION_MAX ((int64_t)1 << 32)  /* every other duration, us (71 minutes) */
+
+/* The growth rule of every array of a run: capacity doubled from 16 until it holds `need` elements of `size` bytes.
+ * Checked: need beyond SIM_MAX_ELEMENTS or need * size beyond SIZE_MAX is SIM_ERR_CAPACITY (nothing allocated), a
+ * failed realloc SIM_ERR_NO_MEMORY; on failure *buf and *cap are unchanged. */
+sim_status sim_grow(void **buf, size_t *cap, size_t need, size_t size);
 const char *sim_strerror(sim_status status);
 const char *sim_error_name(sim_status status);
 sim_status sim_validate(const SimPlan *plan);

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from pqlab.stats import median_ci
 from pqlab.thread.grid import KEY_COLUMNS
 
 
-def summarise(table: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
-    """One row per scenario; times are over completed handshakes only (failures are counted apart)."""
+def summarise(table: pd.DataFrame, resamples: int, confidence: float, seed: int, *,
+              progress: bool = False, desc: str = "statistics") -> pd.DataFrame:
+    """One row per scenario; times are over completed handshakes only (failures are counted apart). A bootstrap
+    per scenario: ``progress`` shows a bar (a long ``--configs`` grid spends minutes here)."""
     rows = []
-    for i, (key, group) in enumerate(table.groupby(list(KEY_COLUMNS), sort=True, observed=True)):
+    groups = table.groupby(list(KEY_COLUMNS), sort=True, observed=True)
+    for i, (key, group) in enumerate(tqdm(groups, total=groups.ngroups, desc=desc, unit="scenario",
+                                          disable=not progress)):
         ok = group[group["ok"]]
         median, lo, hi = median_ci(ok["time_s"].to_numpy(), resamples, confidence, seed + i)
         rows.append({

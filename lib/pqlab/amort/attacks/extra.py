@@ -8,11 +8,10 @@ import random
 
 from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, case
 from pqlab.amort.attacks.tamper import forge, two_devices
-from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import link_hash, spans_of
 from pqlab.amort.device import Device
 from pqlab.amort.identity import CertificateAuthority, PublicKey, SigningKey
-from pqlab.amort.messages import Checkpoint, ConsistencyProof, Disclosure, Report, Span
+from pqlab.amort.messages import ConsistencyProof, Disclosure, Span
 
 
 # ---------------------------------------------------------------- extra cases beyond the paper
@@ -21,7 +20,7 @@ def x01(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx, k=6)
     lab.stream([a, b], 6)
     first, second = lab.controller.checkpoints[:2]
-    auditor = ColdAuditor(lab.controller_public)
+    auditor = lab.cold_auditor()
     auditor.ingest_checkpoint(first)
     proof = ConsistencyProof.decode(lab.controller.consistency(6, 12))
     forged = proof.replace(path=tuple(hashlib.sha256(h).digest() for h in proof.path)).encode()
@@ -52,7 +51,7 @@ def x04(ctx: Context) -> Outcome:
     lab = ctx.lab(tag_len=8)
     a = lab.device(1, min_tag_len=8)
     lab.open_epoch(a)
-    report = Report.decode(lab.report(a))
+    report = lab.decode_report(lab.report(a), tag_len=8)
     data = report.replace(tag=report.tag + bytes(8), dtag=report.dtag + bytes(8)).encode()
     return attempt(lambda: lab.controller.ingest(data))
 
@@ -61,9 +60,9 @@ def x04(ctx: Context) -> Outcome:
 def x05(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx, k=1_000)
     lab.stream([a, b], 3)
-    ckpt = Checkpoint.decode(lab.controller.checkpoint())
+    ckpt = lab.decode_checkpoint(lab.controller.checkpoint())
     reordered = ckpt.replace(spans=ckpt.spans[::-1]).encode()
-    return attempt(lambda: ColdAuditor(lab.controller_public).ingest_checkpoint(reordered))
+    return attempt(lambda: lab.cold_auditor().ingest_checkpoint(reordered))
 
 
 @case("X06", "S", "Zero-length span signed into a checkpoint", "SEQ_GAP", table="extra")
@@ -74,7 +73,7 @@ def x06(ctx: Context) -> Outcome:
     spans = spans_of([p for p in batch if p.dev_id == b.dev_id])
     empty = Span(a.dev_id, 1, 1, 0, hashlib.sha256(b"").digest())
     ckpt = lab.controller.commit([p for p in batch if p.dev_id == b.dev_id], spans=(empty, *spans))
-    return attempt(lambda: ColdAuditor(lab.controller_public).ingest_checkpoint(ckpt))
+    return attempt(lambda: lab.cold_auditor().ingest_checkpoint(ckpt))
 
 
 @case("X07", "S", "Sequence counter wrapped to 0 by a compromised device", "SEQ_DUPLICATE", table="extra")
@@ -111,7 +110,7 @@ def x09(ctx: Context) -> Outcome:
     a.restart()
     lab.open_epoch(a)
     lab.stream([a], 4)  # the next checkpoint carries EPOCH_CLOSE{last committed 8, last seen 10}
-    auditor = ColdAuditor(lab.controller_public)
+    auditor = lab.cold_auditor()
     lab.feed(auditor, lab.controller.checkpoints[0])
     lab.feed(auditor, lab.controller.checkpoints[1])
     return attempt(lambda: lab.feed(auditor, lab.controller.checkpoints[2]))
@@ -143,10 +142,10 @@ def x11(ctx: Context) -> Outcome:
 def x12(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx)
     lab.stream([a, b], 3)
-    body = Checkpoint.decode(lab.controller.checkpoint())
+    body = lab.decode_checkpoint(lab.controller.checkpoint())
     rogue = SigningKey.generate("ML-DSA-65")
     forged = body.replace(sig=rogue.sign(body)).encode()
-    return attempt(lambda: ColdAuditor(lab.controller_public).ingest_checkpoint(forged))
+    return attempt(lambda: lab.cold_auditor().ingest_checkpoint(forged))
 
 
 @case("X13", "C", "EPOCH_CONFIRM without the device's KEM secret", "MAC_FAIL", table="extra")
@@ -154,7 +153,8 @@ def x13(ctx: Context) -> Outcome:
     lab = ctx.lab()
     victim = lab.device(1)
     other_kem = ctx.keys.devices[1].kem  # a real ML-KEM key pair, but not the one certified for the victim
-    impostor = Device(victim.dev_id, other_kem, lab.controller_public, random.Random(ctx.seed).randbytes)
+    impostor = Device(victim.dev_id, other_kem, lab.controller_public, random.Random(ctx.seed).randbytes,
+                      sign_key=ctx.keys.devices[1].sign, profile=lab.profile)
     confirm = impostor.respond(lab.controller.open_epoch(victim.dev_id, lab.now))
     return attempt(lambda: lab.controller.confirm(confirm, lab.now))
 
@@ -174,8 +174,9 @@ def x15(ctx: Context) -> Outcome:
     reports = lab.stream([a], 6)
     sub = a.sub_checkpoint()
     reports[2] = forge(lab.controller, a.dev_id, reports[2], digest=bytes(32))
-    auditor = ColdAuditor(lab.controller_public)
-    return attempt(lambda: auditor.verify_sub_checkpoint(sub, PublicKey.of(ctx.keys.devices[0].sign), reports))
+    auditor = lab.cold_auditor()
+    device_key = PublicKey.of(ctx.keys.devices[0].sign, owner=a.dev_id)
+    return attempt(lambda: auditor.verify_sub_checkpoint(sub, device_key, reports))
 
 
 @case("X16", "S", "Checkpoint rolls the tree back", "CKPT_DISCONTINUITY", table="extra")
@@ -183,12 +184,12 @@ def x16(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx, k=1_000)
     lab.stream([a, b], 3)
     first = lab.controller.checkpoint()
-    view = Checkpoint.decode(first)
+    view = lab.decode_checkpoint(first)
     lab.stream([a, b], 1)
     lab.controller.checkpoint()
-    rollback = lab.controller.sign(view.replace(index=1, prev_hash=link_hash(first), tree_size=4,
+    rollback = lab.controller.sign(view.replace(index=1, prev_hash=link_hash(view.tbs()), tree_size=4,
                                                 root=lab.controller.tree.root(4), spans=()))
-    auditor = ColdAuditor(lab.controller_public)
+    auditor = lab.cold_auditor()
     auditor.ingest_checkpoint(first)
     return attempt(lambda: auditor.ingest_checkpoint(rollback))
 
@@ -215,10 +216,10 @@ def x18(ctx: Context) -> Outcome:
     a = lab.device(1)
     lab.open_epoch(a)
     lab.stream([a], 4)
-    ckpt = Checkpoint.decode(lab.controller.checkpoint())
+    ckpt = lab.decode_checkpoint(lab.controller.checkpoint())
     span = ckpt.spans[0]
     tampered = ckpt.replace(spans=(dataclasses.replace(span, seq_hi=3),)).encode()
-    return attempt(lambda: ColdAuditor(lab.controller_public).ingest_checkpoint(tampered))
+    return attempt(lambda: lab.cold_auditor().ingest_checkpoint(tampered))
 
 
 @case("X19", "S", "Controller opens an epoch with 8-octet tags", "TAGLEN_DOWNGRADE", table="extra")

@@ -43,3 +43,57 @@ def matrix_metrics(summary: pd.DataFrame, runs: pd.DataFrame, matrix_seconds: li
         "matrix_seconds_max": max(matrix_seconds),
         "matrix_seconds": matrix_seconds,
     }
+
+
+VARIANT_COLUMNS = ["case", "table", "class", "kind", "adversary action", "paper", "hardened", "expected paper",
+                   "expected hardened", "attack succeeds (paper)", "attack succeeds (hardened)", "pass"]
+
+
+def _observed(group: pd.DataFrame) -> str:
+    return " / ".join(sorted(set(group["observed code"])))
+
+
+def variant_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Attack × variant → observed code: one row per case over every repeat of both variants."""
+    rows = []
+    for case_id, group in runs.groupby("case", sort=False):
+        first = group.iloc[0]
+        by = {variant: group[group["variant"] == variant] for variant in ("paper", "hardened")}
+        row = {"case": case_id, "table": first["table"], "class": first["class"], "kind": first["kind"],
+               "adversary action": first["adversary action"]}
+        for variant, rows_of in by.items():
+            row[variant] = _observed(rows_of)
+            row[f"expected {variant}"] = rows_of.iloc[0]["expected code"]
+            succeeded = set(rows_of["attack_succeeded"].dropna())
+            row[f"attack succeeds ({variant})"] = None if not succeeded else bool(any(succeeded))
+        row["pass"] = bool(group["pass"].all() and all(len(set(r["observed code"])) == 1 for r in by.values()))
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    tables = {"table6": 0, "extra": 1, "new": 2}
+    order = frame["table"].map(tables).astype(str) + frame["class"].eq("P").astype(int).astype(str) + frame["case"]
+    return frame.iloc[order.argsort(kind="stable")].reset_index(drop=True)[VARIANT_COLUMNS]
+
+
+def variant_metrics(table: pd.DataFrame, seconds: dict[str, list[float]]) -> dict:
+    """Per variant: cases as expected and the attacks that succeed; issue 27's sixteen: defects stopped by both
+    variants, gaps accepted by paper and rejected by hardened, and every code."""
+    attacks = table[table["class"] != "P"]
+    out: dict = {"variants": {}}
+    for variant in ("paper", "hardened"):
+        succeeded = attacks[attacks[f"attack succeeds ({variant})"].fillna(False).astype(bool)]
+        out["variants"][variant] = {
+            "cases_total": len(table), "as_expected": int((table[variant] == table[f"expected {variant}"]).sum()),
+            "attacks_total": len(attacks), "attacks_succeeded": list(succeeded["case"]),
+            "matrix_seconds_max": max(seconds[variant]) if seconds.get(variant) else None}
+    new = table[table["table"] == "new"]
+    defects, gaps = new[new["kind"] == "defect"], new[new["kind"] == "gap"]
+    out["issue27"] = {
+        "cases_total": len(new), "as_expected": int(new["pass"].sum()),
+        "defects": {"total": len(defects),
+                    "stopped_by_paper": int((~defects["attack succeeds (paper)"].astype(bool)).sum()),
+                    "stopped_by_hardened": int((~defects["attack succeeds (hardened)"].astype(bool)).sum())},
+        "gaps": {"total": len(gaps), "accepted_by_paper": int((gaps["paper"] == "ACCEPT").sum()),
+                 "rejected_by_hardened": int((gaps["hardened"] != "ACCEPT").sum())},
+        "codes": {r.case: {"paper": r.paper, "hardened": r.hardened, "kind": r.kind} for r in new.itertuples()},
+    }
+    return out

@@ -9,16 +9,15 @@ import random
 from pqlab.amort import kdf, merkle
 from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, case
 from pqlab.amort.attacks.tamper import forge, set_record, two_devices
-from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import Pending, spans_of
-from pqlab.amort.messages import Checkpoint, Disclosure, InclusionProof, Record, Report
+from pqlab.amort.messages import Disclosure, InclusionProof, Record
 
 
 # ---------------------------------------------------------------- Table VI: cryptographic (C)
 @case("A01", "C", "Measurement modified after MAC", "MAC_FAIL")
 def a01(ctx: Context) -> Outcome:
     lab, a, _ = two_devices(ctx)
-    data = set_record(lab.report(a), digest=hashlib.sha256(b"malicious logic").digest())
+    data = set_record(lab, lab.report(a), digest=hashlib.sha256(b"malicious logic").digest())
     return attempt(lambda: lab.controller.ingest(data))
 
 
@@ -27,32 +26,34 @@ def a02(ctx: Context) -> Outcome:
     lab, a, _ = two_devices(ctx)
     lab.controller.ingest(lab.report(a))
     lab.report(a)  # the adversary drops seq 2 ...
-    data = set_record(lab.report(a), seq=2)  # ... and relabels seq 3 as the expected seq 2
+    data = set_record(lab, lab.report(a), seq=2)  # ... and relabels seq 3 as the expected seq 2
     return attempt(lambda: lab.controller.ingest(data))
 
 
 @case("A03", "C", "Device identifier modified after MAC", "MAC_FAIL")
 def a03(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx)
-    data = set_record(lab.report(a), dev_id=b.dev_id)
+    data = set_record(lab, lab.report(a), dev_id=b.dev_id)
     return attempt(lambda: lab.controller.ingest(data))
 
 
 @case("A04", "C", "MAC tag truncated", "TRUNCATED")
 def a04(ctx: Context) -> Outcome:
+    # The report is cut inside its evidence tag, at 10 of 16 octets: no tag length (8, 12, 16) lands there, so
+    # this is a cut, not a shorter tag (a valid shorter length is A18's downgrade) — in either wire format.
     lab, a, _ = two_devices(ctx)
-    report = Report.decode(lab.report(a, disclosure_tag=False))
-    data = report.record.encode() + bytes([len(report.tag)]) + report.tag[:12] + b"\x00"
-    return attempt(lambda: lab.controller.ingest(data))
+    data = lab.report(a, disclosure_tag=False)
+    cut = len(data) - len(lab.decode_report(data).tag) + 10
+    return attempt(lambda: lab.controller.ingest(data[:cut]))
 
 
 @case("A05", "C", "Checkpoint root modified after signing", "SIG_FAIL")
 def a05(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx)
     lab.stream([a, b], 4)
-    ckpt = Checkpoint.decode(lab.controller.checkpoint())
+    ckpt = lab.decode_checkpoint(lab.controller.checkpoint())
     tampered = ckpt.replace(root=hashlib.sha256(b"other history").digest()).encode()
-    auditor = ColdAuditor(lab.controller_public)
+    auditor = lab.cold_auditor()
     return attempt(lambda: auditor.ingest_checkpoint(tampered))
 
 
@@ -83,9 +84,8 @@ def a07(ctx: Context) -> Outcome:
 def a08(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx)
     lab.stream([b], 3)
-    rec = Report.decode(lab.report(a)).record
-    data = set_record(Report.decode(lab.report(a)).encode(), dev_id=b.dev_id, epoch=b.epoch_number, seq=4,
-                       timestamp=rec.timestamp)
+    rec = lab.decode_report(lab.report(a)).record
+    data = set_record(lab, lab.report(a), dev_id=b.dev_id, epoch=b.epoch_number, seq=4, timestamp=rec.timestamp)
     return attempt(lambda: lab.controller.ingest(data))
 
 
@@ -165,7 +165,7 @@ def a14(ctx: Context) -> Outcome:
     declared = spans_of(batch)  # the ranges the honest batch would declare
     omit = random.Random(ctx.seed).choice([p for p in batch if p.dev_id == a.dev_id and 1 < p.seq < 5])
     ckpt = lab.controller.commit([p for p in batch if p is not omit], spans=declared)
-    auditor = ColdAuditor(lab.controller_public)
+    auditor = lab.cold_auditor()
     return attempt(lambda: auditor.ingest_checkpoint(ckpt))
 
 
@@ -176,10 +176,10 @@ def a15(ctx: Context) -> Outcome:
     batch = list(lab.controller.batch)
     honest = lab.controller.checkpoint()
     alt = batch[:-1]  # the second verifier is shown a history without the last report
-    view = Checkpoint.decode(honest)
+    view = lab.decode_checkpoint(honest)
     other = lab.controller.sign(view.replace(tree_size=len(alt), root=merkle.root([p.leaf for p in alt]),
                                              spans=spans_of(alt)))
-    first, second = ColdAuditor(lab.controller_public), ColdAuditor(lab.controller_public)
+    first, second = lab.cold_auditor(), lab.cold_auditor()
     first.ingest_checkpoint(honest)
     second.ingest_checkpoint(other)
     return attempt(lambda: first.compare(second))
@@ -190,9 +190,9 @@ def a16(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx, k=4)
     lab.stream([a, b], 6)
     first, _, third = lab.controller.checkpoints[:3]
-    auditor = ColdAuditor(lab.controller_public)
+    auditor = lab.cold_auditor()
     lab.feed(auditor, first)
-    proof = lab.controller.consistency(auditor.last.tree_size, Checkpoint.decode(third).tree_size)
+    proof = lab.controller.consistency(auditor.last.tree_size, lab.decode_checkpoint(third).tree_size)
     return attempt(lambda: auditor.ingest_checkpoint(third, proof))
 
 
@@ -211,9 +211,11 @@ def a17(ctx: Context) -> Outcome:
 
 @case("A18", "S", "MAC tag length downgraded", "TAGLEN_DOWNGRADE")
 def a18(ctx: Context) -> Outcome:
+    # The evidence tag cut to its valid 64-bit prefix. (Two 8-octet prefixes side by side are as long as one
+    # 16-octet tag: the implied wire format then reads one 16-octet tag and refuses it as MAC_FAIL.)
     lab, a, _ = two_devices(ctx)
-    report = Report.decode(lab.report(a))
-    data = report.replace(tag=report.tag[:8], dtag=report.dtag[:8]).encode()  # a valid 64-bit prefix
+    report = lab.decode_report(lab.report(a, disclosure_tag=False))
+    data = report.replace(tag=report.tag[:8]).encode()
     return attempt(lambda: lab.controller.ingest(data))
 
 
@@ -227,7 +229,7 @@ def a19(ctx: Context) -> Outcome:
         if batch_no == 1:
             batch = [p for p in batch if p.dev_id != a.dev_id]
         commits.append(lab.controller.commit(batch))
-    auditor = ColdAuditor(lab.controller_public)
+    auditor = lab.cold_auditor()
     lab.feed(auditor, commits[0])
     lab.feed(auditor, commits[1])
     return attempt(lambda: lab.feed(auditor, commits[2]))
@@ -269,7 +271,7 @@ def a23(ctx: Context) -> Outcome:
     lab.controller.checkpoint()
     a.restart()
     lab.open_epoch(a)  # fresh-epoch recovery: new K_evid
-    replay = set_record(before[0], epoch=a.epoch_number)  # pass the staleness check; tag is from the old key
+    replay = set_record(lab, before[0], epoch=a.epoch_number)  # pass the staleness check; tag is from the old key
     return attempt(lambda: lab.controller.ingest(replay))
 
 

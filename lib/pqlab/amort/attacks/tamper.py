@@ -7,24 +7,38 @@ from pqlab.amort.attacks.registry import Context
 from pqlab.amort.controller import Controller
 from pqlab.amort.device import Device
 from pqlab.amort.lab import Lab
-from pqlab.amort.messages import Report
+from pqlab.amort.messages import RECORD_OCTETS, Report
 
 
-def set_record(data: bytes, **changes: object) -> bytes:
+def set_record(lab: Lab, data: bytes, **changes: object) -> bytes:
     """Re-encode a report with record fields changed and the original tags kept (tampering in transit)."""
-    report = Report.decode(data)
+    report = lab.decode_report(data)
     return report.replace(record=report.record.replace(**changes)).encode()
 
 
 def forge(controller: Controller, device_id: bytes, template: bytes, *, dtag_key: bytes | None = None,
-           **changes: object) -> bytes:
-    """A malicious controller's forgery: it holds K_evid, so the evidence tag is valid; the dtag is not."""
-    report = Report.decode(template)
-    record = report.record.replace(**changes)
+          **changes: object) -> bytes:
+    """A malicious controller's forgery: it holds K_evid, so the evidence tag is valid; the dtag is not (unless
+    ``dtag_key`` is a key the controller somehow holds)."""
     k_evid, tag_len = controller.evidence_key(device_id)
+    report = Report.decode(template, wire_format=controller.profile.wire_format, tag_len=tag_len)
+    record = report.record.replace(**changes)
     octets = record.encode()
     dtag = kdf.mac(dtag_key, octets, tag_len) if dtag_key else bytes(tag_len)
-    return Report(record, kdf.mac(k_evid, octets, tag_len), dtag).encode()
+    tag = kdf.mac(k_evid, kdf.evidence_input(octets, dtag, controller.profile.hardened), tag_len)
+    return Report(record, tag, dtag, controller.profile.wire_format).encode()
+
+
+def flip_dtag_bit(lab: Lab, data: bytes, bit: int) -> bytes:
+    """A network adversary's change to one bit of a report's disclosure tag (no key needed)."""
+    report = lab.decode_report(data)
+    octets = bytearray(report.dtag)
+    octets[(bit // 8) % len(octets)] ^= 1 << (bit % 8)
+    return report.replace(dtag=bytes(octets)).encode()
+
+
+def record_octets(data: bytes) -> bytes:
+    return data[:RECORD_OCTETS]
 
 
 def two_devices(ctx: Context, **config: object) -> tuple[Lab, Device, Device]:

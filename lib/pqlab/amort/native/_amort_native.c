@@ -120,21 +120,38 @@ static int controller_free_to_use(ControllerObject *self) {
     return 1;
 }
 
+/* (wire_format, variant) octets into options, else PqlabError naming the field. */
+static int options_arg(PyObject *wire_o, PyObject *variant_o, amort_options *o) {
+    uint64_t wire, variant;
+    amort_options_default(o);
+    if (!uint_arg(wire_o, 1, "wire_format", AMORT_E_ARGUMENT, &wire) ||
+        !uint_arg(variant_o, 1, "variant", AMORT_E_ARGUMENT, &variant))
+        return 0;
+    o->wire_format = (uint8_t)wire;
+    o->variant = (uint8_t)variant;
+    return 1;
+}
+
 static int Controller_init(ControllerObject *self, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"controller_id", "sig_alg", NULL};
-    PyObject *cid;
-    unsigned char sig_alg;
+    static char *names[] = {"controller_id", "sig_alg", "wire_format", "variant", "max_report_age", NULL};
+    PyObject *cid, *alg_o, *wire_o, *variant_o, *age_o;
+    uint64_t sig_alg, age;
     uint8_t id[AMORT_ID_OCTETS];
+    amort_options options;
     amort_status s;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Ob", names, &cid, &sig_alg)) return -1;
-    if (!octets(cid, AMORT_ID_OCTETS, "controller_id", id)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO", names, &cid, &alg_o, &wire_o, &variant_o, &age_o))
+        return -1;
+    if (!octets(cid, AMORT_ID_OCTETS, "controller_id", id) || !uint_arg(alg_o, 8, "sig_alg", AMORT_SIG_FAIL, &sig_alg) ||
+        !options_arg(wire_o, variant_o, &options) || !uint_arg(age_o, 64, "max_report_age", AMORT_E_ARGUMENT, &age))
+        return -1;
+    options.max_report_age = age;
     if (self->ctl != NULL) {
         raise_status(AMORT_E_STATE, "controller", "already initialised");
         return -1;
     }
-    s = amort_controller_new(&self->ctl, id, sig_alg);
+    s = amort_controller_new_ex(&self->ctl, id, (uint8_t)sig_alg, &options);
     if (s != AMORT_OK) {
-        raise_status(s, "sig_alg", NULL);
+        raise_status(s, s == AMORT_SIG_FAIL ? "sig_alg" : "options", NULL);
         return -1;
     }
     return 0;
@@ -146,20 +163,22 @@ static void Controller_dealloc(ControllerObject *self) {
 }
 
 static PyObject *Controller_register_epoch(ControllerObject *self, PyObject *args) {
-    PyObject *dev, *epoch_o, *key, *tag_o, *expiry_o, *policy_o;
+    PyObject *dev, *epoch_o, *key, *tag_o, *expiry_o, *policy_o, *not_before_o;
     uint8_t dev_id[AMORT_ID_OCTETS], k_evid[AMORT_KEY_OCTETS];
-    uint64_t epoch, tag_len, expiry, policy_id;
+    uint64_t epoch, tag_len, expiry, policy_id, not_before;
     amort_status s;
     if (!controller_free_to_use(self)) return NULL;
-    if (!PyArg_ParseTuple(args, "OOOOOO", &dev, &epoch_o, &key, &tag_o, &expiry_o, &policy_o)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &dev, &epoch_o, &key, &tag_o, &expiry_o, &policy_o, &not_before_o))
+        return NULL;
     if (!octets(dev, AMORT_ID_OCTETS, "dev_id", dev_id) || !uint_arg(epoch_o, 32, "epoch", AMORT_E_ARGUMENT, &epoch) ||
         !octets(key, AMORT_KEY_OCTETS, "k_evid", k_evid) ||
         !uint_arg(tag_o, 8, "tag_len", AMORT_TAGLEN_DOWNGRADE, &tag_len) ||
         !uint_arg(expiry_o, 64, "expiry", AMORT_E_ARGUMENT, &expiry) ||
-        !uint_arg(policy_o, 16, "policy_id", AMORT_E_ARGUMENT, &policy_id))
+        !uint_arg(policy_o, 16, "policy_id", AMORT_E_ARGUMENT, &policy_id) ||
+        !uint_arg(not_before_o, 64, "not_before", AMORT_E_ARGUMENT, &not_before))
         return NULL;
-    s = amort_controller_register_epoch(self->ctl, dev_id, (uint32_t)epoch, k_evid, (uint8_t)tag_len, expiry,
-                                        (uint16_t)policy_id);
+    s = amort_controller_register_epoch_at(self->ctl, dev_id, (uint32_t)epoch, k_evid, (uint8_t)tag_len, expiry,
+                                           (uint16_t)policy_id, not_before);
     OPENSSL_cleanse(k_evid, sizeof k_evid);
     if (s != AMORT_OK) {
         const char *field = s == AMORT_EPOCH_STALE ? "epoch" : s == AMORT_TAGLEN_DOWNGRADE ? "tag_len"
@@ -283,9 +302,15 @@ done:
     return result;
 }
 
-static PyObject *Controller_ingest(ControllerObject *self, PyObject *batch) {
+/* ingest(batch, now): now is None (no clock) or the controller's time in ms. */
+static PyObject *Controller_ingest(ControllerObject *self, PyObject *args) {
     amort_verdict verdicts[AMORT_BATCH_MAX];
+    PyObject *batch, *now_o;
+    uint64_t now = 0;
     if (!controller_free_to_use(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &batch, &now_o)) return NULL;
+    if (now_o != Py_None && !uint_arg(now_o, 64, "now", AMORT_E_ARGUMENT, &now)) return NULL;
+    amort_controller_set_clock(self->ctl, now_o != Py_None, now);
     if (PyBytes_Check(batch) || PyByteArray_Check(batch) || PyMemoryView_Check(batch))
         return ingest_framed(self, batch, verdicts);
     return ingest_sequence(self, batch, verdicts);
@@ -331,11 +356,13 @@ static PyObject *Controller_commit(ControllerObject *self, PyObject *signature) 
 }
 
 static PyObject *device_dict(const amort_device_info *info, int with_id) {
-    PyObject *d = Py_BuildValue("{s:O,s:k,s:i,s:i,s:K,s:K,s:K}", "revoked", info->revoked ? Py_True : Py_False,
+    PyObject *d = Py_BuildValue("{s:O,s:k,s:i,s:i,s:K,s:K,s:K,s:K,s:K}", "revoked", info->revoked ? Py_True : Py_False,
                                 "epoch", (unsigned long)info->epoch, "tag_len", (int)info->tag_len, "policy_id",
-                                (int)info->policy_id, "expiry", (unsigned long long)info->expiry, "last_seen",
+                                (int)info->policy_id, "expiry", (unsigned long long)info->expiry, "not_before",
+                                (unsigned long long)info->not_before, "last_seen",
                                 (unsigned long long)info->last_seen, "last_committed",
-                                (unsigned long long)info->last_committed);
+                                (unsigned long long)info->last_committed, "last_timestamp",
+                                (unsigned long long)info->last_timestamp);
     if (d != NULL && with_id) {
         PyObject *hex = hex_of(info->dev_id, AMORT_ID_OCTETS);
         if (hex == NULL || PyDict_SetItemString(d, "dev_id", hex) < 0) Py_CLEAR(d);
@@ -456,10 +483,10 @@ static PyObject *Controller_get_awaiting(ControllerObject *self, void *unused) {
 
 static PyMethodDef Controller_methods[] = {
     {"register_epoch", (PyCFunction)Controller_register_epoch, METH_VARARGS,
-     "register_epoch(dev_id, epoch, k_evid, tag_len, expiry, policy_id)"},
+     "register_epoch(dev_id, epoch, k_evid, tag_len, expiry, policy_id, not_before)"},
     {"revoke", (PyCFunction)Controller_revoke, METH_O, "revoke(dev_id)"},
-    {"ingest", (PyCFunction)Controller_ingest, METH_O,
-     "ingest(batch) -> (codes, fields): one code octet per report (0 accepted) and {index: field} for refusals"},
+    {"ingest", (PyCFunction)Controller_ingest, METH_VARARGS,
+     "ingest(batch, now) -> (codes, fields): one code octet per report (0 accepted) and {index: field} for refusals"},
     {"checkpoint_body", (PyCFunction)Controller_checkpoint_body, METH_NOARGS, "the to-be-signed checkpoint"},
     {"commit", (PyCFunction)Controller_commit, METH_O, "commit(signature) -> signed checkpoint"},
     {"device", (PyCFunction)Controller_device, METH_O, "device(dev_id) -> dict"},
@@ -482,7 +509,8 @@ static PyTypeObject ControllerType = {
     .tp_name = "pqlab.amort.native._amort_native.Controller",
     .tp_basicsize = sizeof(ControllerObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Controller(controller_id, sig_alg): the AMORT-V1 controller's per-report path in C",
+    .tp_doc = "Controller(controller_id, sig_alg, wire_format, variant, max_report_age): the AMORT-V1 controller's "
+              "per-report path in C",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Controller_init,
     .tp_dealloc = (destructor)Controller_dealloc,
@@ -498,13 +526,15 @@ typedef struct {
 } DeviceObject;
 
 static int Device_init(DeviceObject *self, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"dev_id", "epoch", "k_evid", "chain_seed", "tag_len", "policy_id", "chain_length", NULL};
-    PyObject *dev_o, *epoch_o, *key_o, *seed_o, *tag_o, *policy_o, *length_o;
+    static char *names[] = {"dev_id", "epoch", "k_evid", "chain_seed", "tag_len", "policy_id", "chain_length",
+                            "wire_format", "variant", "next_seq", NULL};
+    PyObject *dev_o, *epoch_o, *key_o, *seed_o, *tag_o, *policy_o, *length_o, *wire_o, *variant_o, *next_o;
     uint8_t dev_id[AMORT_ID_OCTETS], k_evid[AMORT_KEY_OCTETS], seed[AMORT_KEY_OCTETS];
-    uint64_t epoch, tag_len, policy_id, length;
+    uint64_t epoch, tag_len, policy_id, length, next_seq;
+    amort_options options;
     amort_status s;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOO", names, &dev_o, &epoch_o, &key_o, &seed_o, &tag_o,
-                                     &policy_o, &length_o))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOOOOO", names, &dev_o, &epoch_o, &key_o, &seed_o, &tag_o,
+                                     &policy_o, &length_o, &wire_o, &variant_o, &next_o))
         return -1;
     if (self->dev != NULL) {
         raise_status(AMORT_E_STATE, "device", "already initialised");
@@ -514,20 +544,21 @@ static int Device_init(DeviceObject *self, PyObject *args, PyObject *kwargs) {
         !octets(key_o, AMORT_KEY_OCTETS, "k_evid", k_evid) ||
         !uint_arg(tag_o, 8, "tag_len", AMORT_TAGLEN_DOWNGRADE, &tag_len) ||
         !uint_arg(policy_o, 16, "policy_id", AMORT_E_ARGUMENT, &policy_id) ||
-        !uint_arg(length_o, 32, "chain_length", AMORT_E_ARGUMENT, &length))
+        !uint_arg(length_o, 32, "chain_length", AMORT_E_ARGUMENT, &length) ||
+        !options_arg(wire_o, variant_o, &options) || !uint_arg(next_o, 64, "next_seq", AMORT_E_ARGUMENT, &next_seq))
         return -1;
     if (!PyBytes_Check(seed_o) || PyBytes_GET_SIZE(seed_o) != AMORT_KEY_OCTETS) {
         raise_status(AMORT_CHAIN_FAIL, "seed", "chain needs a 32-octet seed and length >= 1");
         return -1;
     }
     memcpy(seed, PyBytes_AS_STRING(seed_o), AMORT_KEY_OCTETS);
-    s = amort_device_new(&self->dev, dev_id, (uint32_t)epoch, k_evid, seed, (uint8_t)tag_len, (uint16_t)policy_id,
-                         (uint32_t)length);
+    s = amort_device_new_ex(&self->dev, dev_id, (uint32_t)epoch, k_evid, seed, (uint8_t)tag_len,
+                            (uint16_t)policy_id, (uint32_t)length, &options, next_seq);
     OPENSSL_cleanse(k_evid, sizeof k_evid);
     OPENSSL_cleanse(seed, sizeof seed);
     if (s != AMORT_OK) {
-        raise_status(s, s == AMORT_TAGLEN_DOWNGRADE ? "tag_len" : s == AMORT_CHAIN_FAIL ? "seed" : "chain_length",
-                     NULL);
+        raise_status(s, s == AMORT_TAGLEN_DOWNGRADE ? "tag_len" : s == AMORT_CHAIN_FAIL ? "seed"
+                        : s == AMORT_E_ARGUMENT ? "next_seq" : "chain_length", NULL);
         return -1;
     }
     return 0;
@@ -551,7 +582,7 @@ static PyObject *Device_report(DeviceObject *self, PyObject *const *args, Py_ssi
         return NULL;
     }
     if (amort_device_seq(self->dev) == UINT64_MAX)
-        return raise_status(AMORT_E_ARGUMENT, "seq", "sequence numbers are exhausted");
+        return raise_status(AMORT_EPOCH_STALE, "seq", "sequence numbers are exhausted; open a new epoch");
     if (!uint_arg(args[1], 64, "timestamp", AMORT_E_ARGUMENT, &timestamp) ||
         !octets(args[0], AMORT_HASH_OCTETS, "digest", digest) ||
         (nargs > 2 && !uint_arg(args[2], 8, "flags", AMORT_E_ARGUMENT, &flags)))
@@ -606,7 +637,8 @@ static PyTypeObject DeviceType = {
     .tp_name = "pqlab.amort.native._amort_native.Device",
     .tp_basicsize = sizeof(DeviceObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Device(dev_id, epoch, k_evid, chain_seed, tag_len, policy_id, chain_length): the prover's report path",
+    .tp_doc = "Device(dev_id, epoch, k_evid, chain_seed, tag_len, policy_id, chain_length, wire_format, variant, "
+              "next_seq): the prover's report path",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Device_init,
     .tp_dealloc = (destructor)Device_dealloc,
@@ -641,9 +673,13 @@ static PyObject *openssl_version(PyObject *module, PyObject *unused) {
 static PyObject *time_primitives(PyObject *module, PyObject *arg) {
     amort_primitive_times t;
     amort_status s;
-    size_t n = PyLong_AsSize_t(arg);
+    uint64_t iterations;
+    size_t n;
     (void)module;
-    if (n == (size_t)-1 && PyErr_Occurred()) return NULL;
+    if (!uint_arg(arg, 64, "iterations", AMORT_E_ARGUMENT, &iterations)) return NULL;
+    if (iterations == 0 || iterations > SIZE_MAX)
+        return raise_status(AMORT_E_ARGUMENT, "iterations", "must be an integer in [1, SIZE_MAX]");
+    n = (size_t)iterations;
     Py_BEGIN_ALLOW_THREADS
     s = amort_time_primitives(n, &t);
     Py_END_ALLOW_THREADS

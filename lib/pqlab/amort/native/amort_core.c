@@ -232,7 +232,23 @@ static int mac_compute(EVP_MAC_CTX *m, const uint8_t *data, size_t n, uint8_t ou
 
 static int tag_len_ok(unsigned n) { return n == 8 || n == 12 || n == 16; }
 
-amort_status amort_report_decode(const uint8_t *p, size_t n, amort_report *r, amort_verdict *w) {
+/* A tag section some epoch allows: one or two tags of 8, 12 or 16 octets (messages.TAG_SECTION_LENGTHS). */
+static int one_tag(size_t n) { return n == 8 || n == 12 || n == 16; }
+static int tag_section_ok(size_t n) { return one_tag(n) || n == 24 || n == 32; }
+
+void amort_options_default(amort_options *o) {
+    o->wire_format = AMORT_WIRE_IMPLIED;
+    o->variant = AMORT_VARIANT_PAPER;
+    o->max_report_age = AMORT_DEFAULT_MAX_REPORT_AGE;
+}
+
+static int options_ok(const amort_options *o) {
+    return (o->wire_format == AMORT_WIRE_IMPLIED || o->wire_format == AMORT_WIRE_EXPLICIT) &&
+           (o->variant == AMORT_VARIANT_PAPER || o->variant == AMORT_VARIANT_HARDENED);
+}
+
+/* The 83-octet record at the start of a report (messages.Record.read): AMORT_OK with *pos = 83. */
+static amort_status decode_record(const uint8_t *p, size_t n, amort_report *r, amort_verdict *w, size_t *pos_out) {
     /* The seven length-prefixed record fields after the header (messages.Record.SPEC). */
     static const struct {
         uint8_t width;
@@ -274,7 +290,12 @@ amort_status amort_report_decode(const uint8_t *p, size_t n, amort_report *r, am
     r->digest = at[4];
     r->policy_id = (uint16_t)get_be(at[5], 2);
     r->flags = at[6][0];
-    /* evidence tag */
+    *pos_out = pos;
+    return AMORT_OK;
+}
+
+/* The explicit format's tags: each behind a length octet (Report.decode, wire_format="explicit"). */
+static amort_status decode_tags_explicit(const uint8_t *p, size_t n, size_t pos, amort_report *r, amort_verdict *w) {
     if (n - pos < 1) REJECT(w, AMORT_TRUNCATED, AMORT_F_TAG_LEN, pos);
     r->tag_len = p[pos];
     if (!tag_len_ok(r->tag_len)) REJECT(w, AMORT_TAGLEN_DOWNGRADE, AMORT_F_TAG_LEN, pos);
@@ -295,6 +316,42 @@ amort_status amort_report_decode(const uint8_t *p, size_t n, amort_report *r, am
     return AMORT_OK;
 }
 
+/* The implied format's tags (messages.split_tags): the rest of the input is one or two tags of tag_len. */
+static amort_status split_tags(const uint8_t *p, size_t n, size_t pos, unsigned tag_len, amort_report *r,
+                               amort_verdict *w) {
+    size_t rest = n - pos;
+    if (tag_len == 0)
+        tag_len = one_tag(rest) ? (unsigned)rest : tag_section_ok(rest) ? (unsigned)(rest / 2) : 16;
+    r->tag_len = (uint8_t)tag_len;
+    r->tag = p + pos;
+    r->dtag = p + pos + tag_len;
+    if (rest == tag_len) {
+        r->dtag_len = 0;
+        return AMORT_OK;
+    }
+    if (rest == 2 * (size_t)tag_len) {
+        r->dtag_len = (uint8_t)tag_len;
+        return AMORT_OK;
+    }
+    if (tag_section_ok(rest)) REJECT(w, AMORT_TAGLEN_DOWNGRADE, AMORT_F_TAG, pos);
+    if (rest < tag_len) REJECT(w, AMORT_TRUNCATED, AMORT_F_TAG, pos);
+    if (rest < 2 * (size_t)tag_len) REJECT(w, AMORT_TRUNCATED, AMORT_F_DTAG, pos + tag_len);
+    REJECT(w, AMORT_TRAILING, AMORT_F_REPORT, pos + 2 * (size_t)tag_len);
+}
+
+amort_status amort_report_decode_as(const uint8_t *p, size_t n, uint8_t wire_format, uint8_t tag_len,
+                                    amort_report *r, amort_verdict *w) {
+    size_t pos = 0;
+    amort_status s = decode_record(p, n, r, w, &pos);
+    if (s != AMORT_OK) return s;
+    if (wire_format == AMORT_WIRE_EXPLICIT) return decode_tags_explicit(p, n, pos, r, w);
+    return split_tags(p, n, pos, tag_len, r, w);
+}
+
+amort_status amort_report_decode(const uint8_t *p, size_t n, amort_report *r, amort_verdict *w) {
+    return amort_report_decode_as(p, n, AMORT_WIRE_IMPLIED, 0, r, w);
+}
+
 /* ---- controller ------------------------------------------------------------------------------------ */
 
 typedef struct dev_slot {
@@ -303,7 +360,7 @@ typedef struct dev_slot {
     uint8_t revoked, has_epoch, tag_len;
     uint16_t policy_id;
     uint32_t epoch;
-    uint64_t expiry, last_seen, last_committed;
+    uint64_t expiry, not_before, last_seen, last_committed, last_timestamp;
     EVP_MAC_CTX *mac; /* keyed with K_evid once per epoch */
     uint32_t g_head, g_tail, g_count; /* this device's reports in the body being built */
 } dev_slot;
@@ -328,6 +385,9 @@ struct amort_controller {
     amort_crypto c;
     uint8_t controller_id[AMORT_ID_OCTETS];
     uint8_t sig_alg;
+    amort_options options;
+    int has_now; /* the clock of amort_controller_set_clock */
+    uint64_t now;
     dev_slot *devs;
     size_t ndevs, cap_devs;
     uint32_t *table; /* open addressing over devs, NONE32 = empty */
@@ -356,7 +416,16 @@ struct amort_controller {
     size_t nsorted, cap_sorted;
     uint8_t (*hashes)[AMORT_HASH_OCTETS];
     size_t cap_hashes;
+    span_item *exceptions; /* implied format: spans whose epoch is not the checkpoint's base epoch */
+    size_t cap_exceptions;
 };
+
+/* *acc += count * unit, or 0 if that overflows size_t (every buffer size is computed this way). */
+static int size_add(size_t *acc, size_t count, size_t unit) {
+    if (unit != 0 && count > (SIZE_MAX - *acc) / unit) return 0;
+    *acc += count * unit;
+    return 1;
+}
 
 /* Grow *buf to hold at least need items of size bytes each. */
 static int reserve(void **buf, size_t *cap, size_t need, size_t size) {
@@ -400,13 +469,20 @@ static void table_put(uint32_t *table, size_t cap, uint64_t key, uint32_t d) {
     table[i] = d;
 }
 
+/* The open-addressing table's next capacity (double, at least 64), or 0 when that overflows size_t. */
+static size_t table_grown(size_t cap) {
+    if (cap == 0) return 64;
+    if (cap > SIZE_MAX / 2 / sizeof(uint32_t)) return 0;
+    return cap * 2;
+}
+
 static dev_slot *add_dev(amort_controller *ctl, const uint8_t *dev_id) {
     dev_slot *slot;
     if (ctl->ndevs >= NONE32 - 1) return NULL;
     if (!reserve((void **)&ctl->devs, &ctl->cap_devs, ctl->ndevs + 1, sizeof *ctl->devs)) return NULL;
     if (2 * (ctl->ndevs + 1) > ctl->table_cap) { /* keep the load at or below one half */
-        size_t cap = ctl->table_cap ? ctl->table_cap * 2 : 64;
-        uint32_t *table = malloc(cap * sizeof *table);
+        size_t cap = table_grown(ctl->table_cap);
+        uint32_t *table = cap ? malloc(cap * sizeof *table) : NULL;
         if (table == NULL) return NULL;
         memset(table, 0xFF, cap * sizeof *table);
         for (size_t d = 0; d < ctl->ndevs; d++) table_put(table, cap, ctl->devs[d].key, (uint32_t)d);
@@ -427,8 +503,17 @@ static dev_slot *add_dev(amort_controller *ctl, const uint8_t *dev_id) {
 
 amort_status amort_controller_new(amort_controller **out, const uint8_t controller_id[AMORT_ID_OCTETS],
                                   uint8_t sig_alg) {
+    return amort_controller_new_ex(out, controller_id, sig_alg, NULL);
+}
+
+amort_status amort_controller_new_ex(amort_controller **out, const uint8_t controller_id[AMORT_ID_OCTETS],
+                                     uint8_t sig_alg, const amort_options *options) {
     amort_controller *ctl;
+    amort_options o;
     *out = NULL;
+    if (options == NULL) amort_options_default(&o);
+    else o = *options;
+    if (!options_ok(&o)) return AMORT_E_ARGUMENT;
     if (sig_alg != 1 && sig_alg != 2) return AMORT_SIG_FAIL;
     ctl = calloc(1, sizeof *ctl);
     if (ctl == NULL) return AMORT_E_NOMEM;
@@ -438,8 +523,14 @@ amort_status amort_controller_new(amort_controller **out, const uint8_t controll
     }
     memcpy(ctl->controller_id, controller_id, AMORT_ID_OCTETS);
     ctl->sig_alg = sig_alg;
+    ctl->options = o;
     *out = ctl;
     return AMORT_OK;
+}
+
+void amort_controller_set_clock(amort_controller *ctl, int has_now, uint64_t now) {
+    ctl->has_now = has_now != 0;
+    ctl->now = now;
 }
 
 void amort_controller_free(amort_controller *ctl) {
@@ -457,14 +548,22 @@ void amort_controller_free(amort_controller *ctl) {
     free(ctl->order);
     free(ctl->sorted);
     free(ctl->hashes);
+    free(ctl->exceptions);
     OPENSSL_cleanse(ctl, sizeof *ctl);
     free(ctl);
 }
 
-/* Controller.install_epoch (after the fast path's enrolment of an unknown device). */
 amort_status amort_controller_register_epoch(amort_controller *ctl, const uint8_t dev_id[AMORT_ID_OCTETS],
                                              uint32_t epoch, const uint8_t k_evid[AMORT_KEY_OCTETS],
                                              uint8_t tag_len, uint64_t expiry, uint16_t policy_id) {
+    return amort_controller_register_epoch_at(ctl, dev_id, epoch, k_evid, tag_len, expiry, policy_id, 0);
+}
+
+/* Controller.install_epoch (after the fast path's enrolment of an unknown device). */
+amort_status amort_controller_register_epoch_at(amort_controller *ctl, const uint8_t dev_id[AMORT_ID_OCTETS],
+                                                uint32_t epoch, const uint8_t k_evid[AMORT_KEY_OCTETS],
+                                                uint8_t tag_len, uint64_t expiry, uint16_t policy_id,
+                                                uint64_t not_before) {
     dev_slot *slot;
     uint32_t d;
     if (!tag_len_ok(tag_len)) return AMORT_TAGLEN_DOWNGRADE;
@@ -493,7 +592,8 @@ amort_status amort_controller_register_epoch(amort_controller *ctl, const uint8_
     slot->tag_len = tag_len;
     slot->policy_id = policy_id;
     slot->expiry = expiry;
-    slot->last_seen = slot->last_committed = 0;
+    slot->not_before = not_before;
+    slot->last_seen = slot->last_committed = slot->last_timestamp = 0;
     return AMORT_OK;
 }
 
@@ -513,24 +613,46 @@ amort_status amort_controller_revoke(amort_controller *ctl, const uint8_t dev_id
         return AMORT_OK;                                                                                      \
     } while (0)
 
+/* HMAC over a || b with the context's key (b may be empty). */
+static int mac_compute2(EVP_MAC_CTX *m, const uint8_t *a, size_t an, const uint8_t *b, size_t bn,
+                        uint8_t out[AMORT_HASH_OCTETS]) {
+    size_t outl = 0;
+    return EVP_MAC_init(m, NULL, 0, NULL) && EVP_MAC_update(m, a, an) && (bn == 0 || EVP_MAC_update(m, b, bn)) &&
+           EVP_MAC_final(m, out, &outl, AMORT_HASH_OCTETS) && outl == AMORT_HASH_OCTETS;
+}
+
 /* Controller.ingest for one report: the verdict goes to *v; the return value is only for failures of the
- * machinery (memory, libcrypto). */
+ * machinery (memory, libcrypto). The checks and their order are the reference's. */
 static amort_status ingest_one(amort_controller *ctl, const uint8_t *p, size_t n, amort_verdict *v) {
     amort_report r;
     dev_slot *slot;
     pending_item *item;
+    size_t pos = 0;
+    int implied = ctl->options.wire_format == AMORT_WIRE_IMPLIED;
     uint8_t mac[AMORT_HASH_OCTETS];
-    if (amort_report_decode(p, n, &r, v) != AMORT_OK) return AMORT_OK;
+    if (implied ? decode_record(p, n, &r, v, &pos) != AMORT_OK : amort_report_decode_as(p, n, AMORT_WIRE_EXPLICIT,
+                                                                                        0, &r, v) != AMORT_OK)
+        return AMORT_OK;
     slot = find_dev(ctl, r.dev_id);
     if (slot == NULL) VERDICT(v, AMORT_DEVICE_UNKNOWN, AMORT_F_RECORD_DEV_ID);
     if (slot->revoked) VERDICT(v, AMORT_REVOKED, AMORT_F_RECORD_DEV_ID);
     if (!slot->has_epoch || r.epoch != slot->epoch) VERDICT(v, AMORT_EPOCH_STALE, AMORT_F_RECORD_EPOCH);
     if (r.timestamp > slot->expiry) VERDICT(v, AMORT_EPOCH_STALE, AMORT_F_RECORD_TIMESTAMP);
-    if (r.tag_len != slot->tag_len) VERDICT(v, AMORT_TAGLEN_DOWNGRADE, AMORT_F_TAG_LEN);
-    if (!mac_compute(slot->mac, r.record, AMORT_RECORD_OCTETS, mac)) return AMORT_E_CRYPTO;
+    if (implied) {
+        if (split_tags(p, n, pos, slot->tag_len, &r, v) != AMORT_OK) return AMORT_OK;
+    } else if (r.tag_len != slot->tag_len) {
+        VERDICT(v, AMORT_TAGLEN_DOWNGRADE, AMORT_F_TAG_LEN);
+    }
+    if (!mac_compute2(slot->mac, r.record, AMORT_RECORD_OCTETS, r.dtag,
+                      ctl->options.variant == AMORT_VARIANT_HARDENED ? r.dtag_len : 0, mac))
+        return AMORT_E_CRYPTO;
     if (CRYPTO_memcmp(mac, r.tag, r.tag_len) != 0) VERDICT(v, AMORT_MAC_FAIL, AMORT_F_TAG);
     if (r.seq <= slot->last_seen) VERDICT(v, AMORT_SEQ_DUPLICATE, AMORT_F_RECORD_SEQ);
-    if (r.seq != slot->last_seen + 1) VERDICT(v, AMORT_SEQ_GAP, AMORT_F_RECORD_SEQ);
+    if (slot->last_seen == UINT64_MAX || r.seq != slot->last_seen + 1) VERDICT(v, AMORT_SEQ_GAP, AMORT_F_RECORD_SEQ);
+    /* Controller._check_time: monotonic from the epoch's opening on, and no older than max_report_age */
+    if (r.timestamp < slot->not_before || r.timestamp < slot->last_timestamp ||
+        (ctl->has_now && ctl->now > r.timestamp && ctl->now - r.timestamp > ctl->options.max_report_age))
+        VERDICT(v, AMORT_EPOCH_STALE, AMORT_F_RECORD_TIMESTAMP);
     if (!reserve((void **)&ctl->pend, &ctl->cap_pend, ctl->npend + 1, sizeof *ctl->pend)) return AMORT_E_NOMEM;
     item = &ctl->pend[ctl->npend];
     if (!leaf_hash(&ctl->c, p, n, item->leaf)) return AMORT_E_CRYPTO;
@@ -540,6 +662,7 @@ static amort_status ingest_one(amort_controller *ctl, const uint8_t *p, size_t n
     item->next = NONE32;
     ctl->npend++;
     slot->last_seen = r.seq;
+    slot->last_timestamp = r.timestamp;
     return AMORT_OK;
 }
 
@@ -683,15 +806,29 @@ static int span_order(amort_controller *ctl, size_t ntouched) {
     return 1;
 }
 
+/* The body's octets: header and fixed fields, the span list of the wire format, the close entries. 0 when the
+ * size overflows size_t. */
+static size_t body_size(int implied, size_t spans, size_t exceptions, size_t closes) {
+    size_t size = 12 + 8 + 8 + 32 + 8 + 32 + 4 + 2 + 1; /* ... root, span count, close count, sig_alg */
+    if (implied && !size_add(&size, 1, 4 + 4)) return 0; /* base epoch, exception count */
+    if (!size_add(&size, spans, implied ? 56 : 60) || !size_add(&size, exceptions, implied ? 8 : 0) ||
+        !size_add(&size, closes, 28))
+        return 0;
+    return size;
+}
+
 /* Every allocation happens before the tree changes, so only a libcrypto failure (AMORT_E_CRYPTO, never
  * expected) can leave the controller half-way; it is then unusable. */
 amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8_t **body, size_t *len) {
-    size_t ntouched = 0, most = 1, size, pos = 0;
+    size_t ntouched = 0, most = 1, size, pos = 0, nexc = 0;
+    int implied = ctl->options.wire_format == AMORT_WIRE_IMPLIED;
+    uint32_t base = 0;
     uint8_t root[AMORT_HASH_OCTETS];
     *body = NULL;
     *len = 0;
     if (ctl->awaiting) return AMORT_E_STATE;
     if (ctl->ncloses > AMORT_CLOSES_MAX) return AMORT_E_LIMIT;
+    if (ctl->npend > UINT64_MAX - ctl->tree_size || ctl->committed == UINT64_MAX) return AMORT_E_LIMIT;
     if (!reserve((void **)&ctl->touched, &ctl->cap_touched, ctl->npend + 1, sizeof *ctl->touched))
         return AMORT_E_NOMEM;
     /* group the pending reports per device in arrival order; a device has one epoch among them, because
@@ -709,11 +846,25 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
         item->next = NONE32;
         if (++slot->g_count > most) most = slot->g_count;
     }
-    size = 12 + 8 + 8 + 32 + 8 + 32 + 4 + 60 * ntouched + 2 + 28 * ctl->ncloses + 1;
     if (!reserve((void **)&ctl->order, &ctl->cap_order, ntouched + 1, sizeof *ctl->order) ||
-        !reserve((void **)&ctl->body, &ctl->body_cap, size, 1) ||
         !reserve((void **)&ctl->spans, &ctl->cap_spans, ntouched + 1, sizeof *ctl->spans) ||
+        !reserve((void **)&ctl->exceptions, &ctl->cap_exceptions, ntouched + 1, sizeof *ctl->exceptions) ||
         !reserve((void **)&ctl->hashes, &ctl->cap_hashes, most, sizeof *ctl->hashes) || !span_order(ctl, ntouched)) {
+        ungroup(ctl, ntouched);
+        return AMORT_E_NOMEM;
+    }
+    /* implied format (messages.ImpliedSpans): the first span's epoch is the base, the others are exceptions */
+    for (size_t t = 0; t < ntouched; t++) {
+        uint32_t epoch = ctl->pend[ctl->devs[ctl->order[t]].g_head].epoch;
+        if (t == 0) base = epoch;
+        else if (epoch != base) nexc++;
+    }
+    size = body_size(implied, ntouched, nexc, ctl->ncloses);
+    if (size == 0 || ntouched > UINT32_MAX) {
+        ungroup(ctl, ntouched);
+        return AMORT_E_LIMIT;
+    }
+    if (!reserve((void **)&ctl->body, &ctl->body_cap, size, 1)) {
         ungroup(ctl, ntouched);
         return AMORT_E_NOMEM;
     }
@@ -731,10 +882,16 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
     memcpy(ctl->body + pos + 16, ctl->prev_hash, AMORT_HASH_OCTETS);
     put_be(ctl->body + pos + 48, ctl->tree_size, 8);
     memcpy(ctl->body + pos + 56, root, AMORT_HASH_OCTETS);
-    put_be(ctl->body + pos + 88, ntouched, 4);
-    pos += 92;
-    /* spans: (dev_id, epoch, seq_lo, seq_hi, subtree root over the device's leaves in this batch) */
+    pos += 88;
+    if (implied) {
+        put_be(ctl->body + pos, base, 4);
+        pos += 4;
+    }
+    put_be(ctl->body + pos, ntouched, 4);
+    pos += 4;
+    /* spans: (dev_id, [epoch,] seq_lo, seq_hi, subtree root over the device's leaves in this batch) */
     ctl->nspans = 0;
+    nexc = 0;
     for (size_t t = 0; t < ntouched; t++) {
         const dev_slot *slot = &ctl->devs[ctl->order[t]];
         const pending_item *first = &ctl->pend[slot->g_head], *last = &ctl->pend[slot->g_tail];
@@ -742,12 +899,27 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
         for (uint32_t i = slot->g_head; i != NONE32; i = ctl->pend[i].next)
             memcpy(ctl->hashes[k++], ctl->pend[i].leaf, AMORT_HASH_OCTETS);
         memcpy(ctl->body + pos, slot->dev_id, AMORT_ID_OCTETS);
-        put_be(ctl->body + pos + 8, first->epoch, 4);
-        put_be(ctl->body + pos + 12, first->seq, 8);
-        put_be(ctl->body + pos + 20, last->seq, 8);
-        if (!subtree_root(&ctl->c, ctl->hashes, k, ctl->body + pos + 28)) goto crypto;
-        pos += 60;
+        pos += AMORT_ID_OCTETS;
+        if (!implied) {
+            put_be(ctl->body + pos, first->epoch, 4);
+            pos += 4;
+        } else if (first->epoch != base) {
+            ctl->exceptions[nexc++] = (span_item){(uint32_t)t, first->epoch, 0};
+        }
+        put_be(ctl->body + pos, first->seq, 8);
+        put_be(ctl->body + pos + 8, last->seq, 8);
+        if (!subtree_root(&ctl->c, ctl->hashes, k, ctl->body + pos + 16)) goto crypto;
+        pos += 48;
         ctl->spans[ctl->nspans++] = (span_item){ctl->order[t], first->epoch, last->seq};
+    }
+    if (implied) { /* the epoch exceptions: (span index, epoch), indexes increasing */
+        put_be(ctl->body + pos, nexc, 4);
+        pos += 4;
+        for (size_t e = 0; e < nexc; e++) {
+            put_be(ctl->body + pos, ctl->exceptions[e].dev, 4);
+            put_be(ctl->body + pos + 4, ctl->exceptions[e].epoch, 4);
+            pos += 8;
+        }
     }
     /* EPOCH_CLOSE entries */
     put_be(ctl->body + pos, ctl->ncloses, 2);
@@ -781,12 +953,14 @@ amort_status amort_controller_commit(amort_controller *ctl, const uint8_t *signa
     *len = 0;
     if (!ctl->awaiting) return AMORT_E_STATE;
     if (signature_len > AMORT_SIGNATURE_MAX) return AMORT_E_ARGUMENT;
-    n = ctl->body_len + 2 + signature_len;
+    n = ctl->body_len; /* + 2 + signature_len, checked */
+    if (!size_add(&n, 1, 2) || !size_add(&n, signature_len, 1)) return AMORT_E_LIMIT;
     if (!reserve((void **)&ctl->signed_buf, &ctl->signed_cap, n, 1)) return AMORT_E_NOMEM;
     memcpy(ctl->signed_buf, ctl->body, ctl->body_len);
     put_be(ctl->signed_buf + ctl->body_len, signature_len, 2);
     if (signature_len) memcpy(ctl->signed_buf + ctl->body_len + 2, signature, signature_len);
-    if (!sha256_3(&ctl->c, (const uint8_t *)LINK_DOMAIN, sizeof LINK_DOMAIN - 1, ctl->signed_buf, n, NULL, 0,
+    /* the link covers the signed octets (the body), not the randomised signature (controller.link_hash) */
+    if (!sha256_3(&ctl->c, (const uint8_t *)LINK_DOMAIN, sizeof LINK_DOMAIN - 1, ctl->body, ctl->body_len, NULL, 0,
                   ctl->prev_hash))
         return AMORT_E_CRYPTO;
     ctl->signed_len = n;
@@ -844,8 +1018,10 @@ static void device_info(const dev_slot *slot, amort_device_info *out) {
     out->tag_len = slot->tag_len;
     out->policy_id = slot->policy_id;
     out->expiry = slot->expiry;
+    out->not_before = slot->not_before;
     out->last_seen = slot->last_seen;
     out->last_committed = slot->last_committed;
+    out->last_timestamp = slot->last_timestamp;
 }
 
 amort_status amort_controller_device(const amort_controller *ctl, const uint8_t dev_id[AMORT_ID_OCTETS],
@@ -891,12 +1067,15 @@ struct amort_device {
     uint8_t (*cur)[AMORT_KEY_OCTETS];     /* keys of segment cur_seg, cur[j - base - 1] = K_j */
     uint8_t (*nxt)[AMORT_KEY_OCTETS];     /* segment build_seg, filled from its top down to build_j */
     uint32_t cur_seg, build_seg, build_j;
+    amort_options options;
 };
 
-static uint32_t seg_base(const amort_device *d, uint32_t s) { return s * d->m; }
+/* Segment s covers keys base(s) + 1 .. top(s); s < nseg <= 4097 and m <= 4097, so base(s) < L + m fits. */
+static uint32_t seg_base(const amort_device *d, uint32_t s) { return (uint32_t)((uint64_t)s * d->m); }
 
 static uint32_t seg_top(const amort_device *d, uint32_t s) {
-    return (uint64_t)(s + 1) * d->m < d->length ? (s + 1) * d->m : d->length;
+    uint64_t top = ((uint64_t)s + 1) * d->m;
+    return top < d->length ? (uint32_t)top : d->length;
 }
 
 static void start_build(amort_device *d, uint32_t s) {
@@ -937,9 +1116,21 @@ static int chain_advance(amort_device *d, uint64_t j) {
 amort_status amort_device_new(amort_device **out, const uint8_t dev_id[AMORT_ID_OCTETS], uint32_t epoch,
                               const uint8_t k_evid[AMORT_KEY_OCTETS], const uint8_t chain_seed[AMORT_KEY_OCTETS],
                               uint8_t tag_len, uint16_t policy_id, uint32_t chain_length) {
+    return amort_device_new_ex(out, dev_id, epoch, k_evid, chain_seed, tag_len, policy_id, chain_length, NULL, 1);
+}
+
+amort_status amort_device_new_ex(amort_device **out, const uint8_t dev_id[AMORT_ID_OCTETS], uint32_t epoch,
+                                 const uint8_t k_evid[AMORT_KEY_OCTETS], const uint8_t chain_seed[AMORT_KEY_OCTETS],
+                                 uint8_t tag_len, uint16_t policy_id, uint32_t chain_length,
+                                 const amort_options *options, uint64_t next_seq) {
     amort_device *d;
+    amort_options o;
     uint8_t k[AMORT_KEY_OCTETS];
+    uint32_t first; /* the segment holding key next_seq, whose keys `cur` starts with */
     *out = NULL;
+    if (options == NULL) amort_options_default(&o);
+    else o = *options;
+    if (!options_ok(&o) || next_seq == 0) return AMORT_E_ARGUMENT;
     if (!tag_len_ok(tag_len)) return AMORT_TAGLEN_DOWNGRADE;
     if (chain_length < 1) return AMORT_CHAIN_FAIL;
     if (chain_length > AMORT_CHAIN_MAX) return AMORT_E_LIMIT;
@@ -950,13 +1141,16 @@ amort_status amort_device_new(amort_device **out, const uint8_t dev_id[AMORT_ID_
         return AMORT_E_CRYPTO;
     }
     memcpy(d->dev_id, dev_id, AMORT_ID_OCTETS);
+    d->options = o;
     d->epoch = epoch;
     d->policy_id = policy_id;
     d->tag_len = tag_len;
     d->length = chain_length;
+    d->seq = next_seq - 1;
     for (d->m = 1; (uint64_t)d->m * d->m < chain_length; d->m++) {
     }
     d->nseg = (chain_length + d->m - 1) / d->m;
+    first = next_seq <= chain_length ? (uint32_t)((next_seq - 1) / d->m) : d->nseg - 1;
     d->pebbles = malloc((size_t)d->nseg * AMORT_KEY_OCTETS);
     d->cur = malloc((size_t)d->m * AMORT_KEY_OCTETS);
     d->nxt = malloc((size_t)d->m * AMORT_KEY_OCTETS);
@@ -967,12 +1161,12 @@ amort_status amort_device_new(amort_device **out, const uint8_t dev_id[AMORT_ID_
         amort_device_free(d);
         return s;
     }
-    /* walk K_L down to K_0 once: keep every segment's top key and the first segment's keys */
+    /* walk K_L down to K_0 once: keep every segment's top key and the keys of the first segment in use */
     memcpy(k, chain_seed, AMORT_KEY_OCTETS);
     for (uint32_t j = chain_length; j >= 1; j--) {
         uint32_t s = (j - 1) / d->m;
         if (j == seg_top(d, s)) memcpy(d->pebbles[s], k, AMORT_KEY_OCTETS);
-        if (s == 0) memcpy(d->cur[j - 1], k, AMORT_KEY_OCTETS);
+        if (s == first) memcpy(d->cur[j - seg_base(d, s) - 1], k, AMORT_KEY_OCTETS);
         if (!chain_step(&d->c, k, k)) {
             amort_device_free(d);
             return AMORT_E_CRYPTO;
@@ -980,9 +1174,9 @@ amort_status amort_device_new(amort_device **out, const uint8_t dev_id[AMORT_ID_
     }
     memcpy(d->anchor, k, AMORT_KEY_OCTETS);
     OPENSSL_cleanse(k, sizeof k);
-    d->cur_seg = 0;
+    d->cur_seg = first;
     d->build_seg = NONE32;
-    if (d->nseg > 1) start_build(d, 1);
+    if (first + 1 < d->nseg) start_build(d, first + 1);
     *out = d;
     return AMORT_OK;
 }
@@ -1004,11 +1198,12 @@ void amort_device_free(amort_device *d) {
 
 amort_status amort_device_report(amort_device *d, const uint8_t digest[AMORT_HASH_OCTETS], uint64_t timestamp,
                                  uint8_t flags, int disclosure_tag, uint8_t *out, size_t *out_len) {
-    uint8_t mac[AMORT_HASH_OCTETS];
+    uint8_t tag[AMORT_HASH_OCTETS], dtag[AMORT_HASH_OCTETS];
     uint64_t j;
-    size_t pos;
+    size_t pos, dtag_len = 0;
+    int explicit = d->options.wire_format == AMORT_WIRE_EXPLICIT;
     *out_len = 0;
-    if (d->seq == UINT64_MAX) return AMORT_E_ARGUMENT;
+    if (d->seq == UINT64_MAX) return AMORT_EPOCH_STALE; /* Device.report: the epoch cannot go on */
     j = d->seq + 1;
     if (disclosure_tag && j > d->length) return AMORT_CHAIN_FAIL;
     /* the canonical record (docs/protocol.md: every field behind its width) */
@@ -1030,25 +1225,26 @@ amort_status amort_device_report(amort_device *d, const uint8_t digest[AMORT_HAS
     put_be(out + 79, d->policy_id, 2);
     out[81] = 1;
     out[82] = flags;
-    /* evidence tag under K_evid */
-    if (!mac_compute(d->evid, out, AMORT_RECORD_OCTETS, mac)) return AMORT_E_CRYPTO;
-    pos = AMORT_RECORD_OCTETS;
-    out[pos++] = d->tag_len;
-    memcpy(out + pos, mac, d->tag_len);
-    pos += d->tag_len;
     /* disclosure tag under K_j */
     if (disclosure_tag) {
         size_t outl = 0;
         const uint8_t *key = d->cur[j - seg_base(d, d->cur_seg) - 1];
         if (!EVP_MAC_init(d->disc, key, AMORT_KEY_OCTETS, NULL) || !EVP_MAC_update(d->disc, out, AMORT_RECORD_OCTETS) ||
-            !EVP_MAC_final(d->disc, mac, &outl, AMORT_HASH_OCTETS))
+            !EVP_MAC_final(d->disc, dtag, &outl, AMORT_HASH_OCTETS))
             return AMORT_E_CRYPTO;
-        out[pos++] = d->tag_len;
-        memcpy(out + pos, mac, d->tag_len);
-        pos += d->tag_len;
-    } else {
-        out[pos++] = 0;
+        dtag_len = d->tag_len;
     }
+    /* evidence tag under K_evid: over the record, hardened over the record and the disclosure tag */
+    if (!mac_compute2(d->evid, out, AMORT_RECORD_OCTETS, dtag,
+                      d->options.variant == AMORT_VARIANT_HARDENED ? dtag_len : 0, tag))
+        return AMORT_E_CRYPTO;
+    pos = AMORT_RECORD_OCTETS;
+    if (explicit) out[pos++] = d->tag_len;
+    memcpy(out + pos, tag, d->tag_len);
+    pos += d->tag_len;
+    if (explicit) out[pos++] = (uint8_t)dtag_len;
+    memcpy(out + pos, dtag, dtag_len);
+    pos += dtag_len;
     if (!chain_advance(d, j)) return AMORT_E_CRYPTO;
     d->seq = j;
     *out_len = pos;

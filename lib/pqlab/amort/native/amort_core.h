@@ -26,7 +26,21 @@ extern "C" {
 #define AMORT_HASH_OCTETS 32
 #define AMORT_KEY_OCTETS 32
 #define AMORT_RECORD_OCTETS 83
-#define AMORT_REPORT_MAX_OCTETS (AMORT_RECORD_OCTETS + 1 + 16 + 1 + 16) /* 117: both 16-octet tags */
+#define AMORT_REPORT_MAX_OCTETS (AMORT_RECORD_OCTETS + 1 + 16 + 1 + 16) /* 117: both 16-octet tags, explicit */
+#define AMORT_DEFAULT_MAX_REPORT_AGE 300000u /* ms (pqlab.amort.profile.DEFAULT_MAX_REPORT_AGE_MS) */
+
+/* The deployment-wide choices (pqlab.amort.profile; docs/protocol.md): wire format and protocol variant. */
+enum { AMORT_WIRE_IMPLIED = 0, AMORT_WIRE_EXPLICIT = 1 };  /* tags without / with length octets, ... */
+enum { AMORT_VARIANT_PAPER = 0, AMORT_VARIANT_HARDENED = 1 }; /* hardened: the evidence tag covers the dtag */
+
+typedef struct amort_options {
+    uint8_t wire_format;     /* AMORT_WIRE_IMPLIED (default) or AMORT_WIRE_EXPLICIT */
+    uint8_t variant;         /* AMORT_VARIANT_PAPER (default) or AMORT_VARIANT_HARDENED */
+    uint64_t max_report_age; /* ms: with a clock set, an older report is EPOCH_STALE (controller only) */
+} amort_options;
+
+/* The defaults: implied wire format, paper variant, AMORT_DEFAULT_MAX_REPORT_AGE. */
+void amort_options_default(amort_options *options);
 #define AMORT_BATCH_MAX 1024          /* reports per ingest call (pqlab.amort.fastpath.MAX_BATCH) */
 #define AMORT_CHAIN_MAX (1u << 24)    /* disclosure keys per epoch */
 #define AMORT_SIGNATURE_MAX 0xFFFFu   /* the checkpoint's 2-octet signature length */
@@ -127,9 +141,13 @@ typedef struct amort_report {
     const uint8_t *dtag;
 } amort_report;
 
-/* Decode one report exactly as pqlab.amort.messages.Report.decode: AMORT_OK, or the code with *where
- * naming the field and offset. data == NULL stands for "not an octet string": TRUNCATED at "Report",
- * as the reference Reader says for a non-bytes input. */
+/* Decode one report exactly as pqlab.amort.messages.Report.decode(data, wire_format=..., tag_len=...):
+ * AMORT_OK, or the code with *where naming the field and offset. In the implied wire format tag_len is the
+ * epoch's tag length (0: inferred from the length, as the reference does without one); the explicit format
+ * ignores it. data == NULL stands for "not an octet string": TRUNCATED at "Report", as the reference
+ * Reader says for a non-bytes input. amort_report_decode is the implied format with an inferred length. */
+amort_status amort_report_decode_as(const uint8_t *data, size_t len, uint8_t wire_format, uint8_t tag_len,
+                                    amort_report *out, amort_verdict *where);
 amort_status amort_report_decode(const uint8_t *data, size_t len, amort_report *out, amort_verdict *where);
 
 /* ---- controller ------------------------------------------------------------------------------------ */
@@ -143,8 +161,10 @@ typedef struct amort_device_info {
     uint8_t tag_len;
     uint16_t policy_id;
     uint64_t expiry;
+    uint64_t not_before;
     uint64_t last_seen;
     uint64_t last_committed;
+    uint64_t last_timestamp;
 } amort_device_info;
 
 typedef struct amort_close_info {
@@ -153,16 +173,28 @@ typedef struct amort_close_info {
     uint64_t last_seen;
 } amort_close_info;
 
+/* A controller with the default options (options == NULL in _ex) or the given ones; AMORT_E_ARGUMENT for an
+ * unknown wire format or variant, AMORT_SIG_FAIL for an unknown sig_alg. */
 amort_status amort_controller_new(amort_controller **out, const uint8_t controller_id[AMORT_ID_OCTETS],
                                   uint8_t sig_alg);
+amort_status amort_controller_new_ex(amort_controller **out, const uint8_t controller_id[AMORT_ID_OCTETS],
+                                     uint8_t sig_alg, const amort_options *options);
 void amort_controller_free(amort_controller *ctl);
 
 /* Install epoch as the device's current one under k_evid (enrolling an unknown device), keying its MAC
  * context once; a previous epoch is closed (its pending reports dropped, an EPOCH_CLOSE queued).
+ * not_before is the epoch's open time (a record stamped earlier is EPOCH_STALE); _register_epoch uses 0.
  * AMORT_REVOKED, AMORT_EPOCH_STALE (epoch not above the current), AMORT_TAGLEN_DOWNGRADE, AMORT_E_ARGUMENT. */
 amort_status amort_controller_register_epoch(amort_controller *ctl, const uint8_t dev_id[AMORT_ID_OCTETS],
                                              uint32_t epoch, const uint8_t k_evid[AMORT_KEY_OCTETS],
                                              uint8_t tag_len, uint64_t expiry, uint16_t policy_id);
+amort_status amort_controller_register_epoch_at(amort_controller *ctl, const uint8_t dev_id[AMORT_ID_OCTETS],
+                                                uint32_t epoch, const uint8_t k_evid[AMORT_KEY_OCTETS],
+                                                uint8_t tag_len, uint64_t expiry, uint16_t policy_id,
+                                                uint64_t not_before);
+/* The controller's clock for the following ingests (ms, the timestamps' clock): with has_now, a report
+ * older than max_report_age is EPOCH_STALE; without (the initial state), age is not checked. */
+void amort_controller_set_clock(amort_controller *ctl, int has_now, uint64_t now);
 /* AMORT_DEVICE_UNKNOWN or AMORT_REVOKED (already revoked), as Controller.revoke. */
 amort_status amort_controller_revoke(amort_controller *ctl, const uint8_t dev_id[AMORT_ID_OCTETS]);
 
@@ -178,10 +210,11 @@ amort_status amort_controller_ingest_framed(amort_controller *ctl, const uint8_t
 
 /* Append the pending reports to the tree and build the to-be-signed checkpoint (Checkpoint.tbs()).
  * *body stays valid until the next commit. AMORT_E_STATE if a body awaits commit, AMORT_E_LIMIT over
- * 65535 closes. */
+ * 65535 closes, a tree or index at 2^64, or a body larger than size_t. */
 amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8_t **body, size_t *len);
 /* Attach the signature: *signed_out = body || len(2) || signature (valid until the next body); chains
- * prev_hash = SHA-256("AMORT.LINK" || signed) and advances the devices' committed ranges. */
+ * prev_hash = SHA-256("AMORT.LINK" || body) — the signature is not linked, so a re-signed body is the same
+ * checkpoint — and advances the devices' committed ranges. */
 amort_status amort_controller_commit(amort_controller *ctl, const uint8_t *signature, size_t signature_len,
                                      const uint8_t **signed_out, size_t *len);
 
@@ -212,11 +245,18 @@ typedef struct amort_device amort_device;
 amort_status amort_device_new(amort_device **out, const uint8_t dev_id[AMORT_ID_OCTETS], uint32_t epoch,
                               const uint8_t k_evid[AMORT_KEY_OCTETS], const uint8_t chain_seed[AMORT_KEY_OCTETS],
                               uint8_t tag_len, uint16_t policy_id, uint32_t chain_length);
+/* The same with options (NULL: the defaults) and the sequence number of its first report (1: a new epoch;
+ * above: an epoch resumed after a restart). AMORT_E_ARGUMENT for next_seq 0 or unknown options. */
+amort_status amort_device_new_ex(amort_device **out, const uint8_t dev_id[AMORT_ID_OCTETS], uint32_t epoch,
+                                 const uint8_t k_evid[AMORT_KEY_OCTETS], const uint8_t chain_seed[AMORT_KEY_OCTETS],
+                                 uint8_t tag_len, uint16_t policy_id, uint32_t chain_length,
+                                 const amort_options *options, uint64_t next_seq);
 void amort_device_free(amort_device *dev);
 
-/* The next report (seq = last + 1) into out (AMORT_REPORT_MAX_OCTETS): record, evidence tag, and with
- * disclosure_tag the tag under K_seq. AMORT_CHAIN_FAIL when seq exceeds the chain (state unchanged),
- * AMORT_E_ARGUMENT when seq would overflow. */
+/* The next report (seq = last + 1) into out (AMORT_REPORT_MAX_OCTETS): record, disclosure tag under K_seq
+ * (with disclosure_tag) and evidence tag (hardened: over record and disclosure tag), in the options' wire
+ * format. AMORT_CHAIN_FAIL when seq exceeds the chain, AMORT_EPOCH_STALE after seq 2^64 - 1 (the epoch
+ * cannot go on); state unchanged on either. */
 amort_status amort_device_report(amort_device *dev, const uint8_t digest[AMORT_HASH_OCTETS], uint64_t timestamp,
                                  uint8_t flags, int disclosure_tag, uint8_t *out, size_t *out_len);
 /* K_j for 0 <= j <= L (O(sqrt L) hashes), else AMORT_CHAIN_FAIL. */

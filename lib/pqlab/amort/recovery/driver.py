@@ -47,8 +47,9 @@ class ProverProcess:
         self.stderr_path = directory / f"prover-{life}.log"
         self._stderr = open(self.stderr_path, "wb")
         self.spawned_ns = time.perf_counter_ns()
+        # own session: Ctrl-C in the terminal interrupts the parent, which then kills the prover (see __exit__)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                                     preexec_fn=die_with_parent)
+                                     preexec_fn=die_with_parent, start_new_session=True)
         self.pid = self.proc.pid
         self.killed = False
 

@@ -33,11 +33,14 @@ class RecoveryController(Controller):
         number already seen (SEQ_DUPLICATE — the device would re-issue). Numbers in between are recorded as skipped."""
         msg = Resume.decode(data)
         state = self._state(msg.dev_id, "Resume.dev_id")
-        if state.k_evid is None or msg.epoch != state.epoch:
+        keys = state.staged if state.staged is not None and msg.epoch == state.staged.epoch else state.current
+        if keys is None or msg.epoch != keys.epoch:
             raise AmortError(Code.EPOCH_STALE, f"RESUME for epoch {msg.epoch}, device is in epoch {state.epoch}",
                              field="Resume.epoch")
-        if not kdf.mac_ok(state.k_evid, msg.tbs(), msg.mac):
+        if not kdf.mac_ok(keys.k_evid, msg.tbs(), msg.mac):
             raise AmortError(Code.MAC_FAIL, "RESUME MAC does not verify under K_evid", field="Resume.mac")
+        if keys is state.staged:  # resuming under the new epoch's key: the device had accepted EPOCH_OPEN
+            self._install(msg.dev_id, state, keys)
         if msg.resume_seq <= state.last_seen:
             raise AmortError(Code.SEQ_DUPLICATE, f"resume at {msg.resume_seq} would re-issue numbers up to "
                              f"{state.last_seen}", field="Resume.resume_seq")
@@ -51,9 +54,9 @@ class RecoveryController(Controller):
         """End the device's epoch without opening another: what it sent is committed first, then EPOCH_CLOSE is
         committed with the next checkpoint."""
         state = self._state(dev_id, "dev_id")
-        if state.k_evid is None:
+        if state.current is None:
             raise AmortError(Code.EPOCH_STALE, "device has no open epoch", field="dev_id")
         if any(p.dev_id == dev_id and p.epoch == state.epoch for p in self.batch):
             self.checkpoint()
         self._close_epoch(dev_id, state)
-        state.k_evid = None
+        state.current = None

@@ -1,6 +1,7 @@
 """Start and stop a private software TPM 2.0 (Debian's ``swtpm``) on free loopback ports with its own state directory.
 
-The daemon is our child: it is stopped by its pid (SIGTERM, then SIGKILL) when the context exits — normally, on an
+The daemon is our child in its own session, so a terminal's Ctrl-C (SIGINT to the foreground process group) reaches
+pqlab and not the TPM: it is stopped by its pid (SIGTERM, then SIGKILL) when the context exits — normally, on an
 exception or on Ctrl-C — and, on Linux, the kernel sends it SIGTERM if the process that started it dies first
 (``PR_SET_PDEATHSIG``), so a killed study leaves no TPM behind.
 """
@@ -103,8 +104,9 @@ class Swtpm:
                    "--server", f"type=tcp,port={port},bindaddr=127.0.0.1",
                    "--ctrl", f"type=tcp,port={port + 1},bindaddr=127.0.0.1",
                    "--flags", "not-need-init,startup-clear", "--log", f"file={log},level=1"]
+            # its own session: the terminal's Ctrl-C reaches pqlab, which then stops the TPM (not the other way)
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, preexec_fn=die_with_parent)
+                                    stderr=subprocess.PIPE, preexec_fn=die_with_parent, start_new_session=True)
             deadline = time.monotonic() + self.startup_timeout
             while time.monotonic() < deadline:
                 if proc.poll() is not None:

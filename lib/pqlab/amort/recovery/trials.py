@@ -26,7 +26,6 @@ from pqlab.amort.device import EpochSecrets
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.identity import CertificateAuthority, PublicKey, SigningKey
-from pqlab.amort.messages import Checkpoint
 from pqlab.amort.recovery.driver import Link, ProverProcess
 from pqlab.amort.recovery.prover import IDENTITY_FILE, STATE_FILE, Identity
 from pqlab.amort.recovery.reservation import Reserver, TpmReserver
@@ -140,11 +139,11 @@ def _replace_file(path: Path, data: bytes) -> None:
 
 def _audit(world: World, ctrl: RecoveryController) -> tuple[dict[int, tuple[int, int, bool]], Counter_]:
     """Feed every checkpoint to a cold auditor; per closed epoch: (last_committed, last_seen, flagged)."""
-    auditor = ColdAuditor(PublicKey.of(world.controller_key))
+    auditor = ColdAuditor(PublicKey.of(world.controller_key), profile=ctrl.profile)
     closes: dict[int, tuple[int, int, bool]] = {}
     errors: Counter_ = {}
     for data in ctrl.checkpoints:
-        ckpt = Checkpoint.decode(data)
+        ckpt = ctrl.decode_checkpoint(data)
         old = auditor.last.tree_size if auditor.last else 0
         proof = ctrl.consistency(old, ckpt.tree_size) if old and ckpt.tree_size >= old else None
         flagged = False
@@ -178,8 +177,8 @@ def restart_trial(world: World, trial: int, seed: int) -> list[dict[str, Any]]:
                 with world.spawn(pdir, "fresh", f"{seed}:{trial}", life, (f"report@{point}",)) as prover:
                     link = Link(prover, ctrl, DEV_ID, lambda name, count, seq: "kill")
                     link.ready()
-                    if life > 1:
-                        ctrl.checkpoint()  # commit the previous epoch's EPOCH_CLOSE promptly
+                    # The new epoch's first report closes the old one (the controller installs an epoch when the
+                    # device uses it); no checkpoint in between, so the old epoch's uncommitted reports are lost.
                     killed = not link.run(cfg.restart_max_reports + 1)
                 kills[link.log.epoch] = {"kill_point": point, "killed": killed, "pid": prover.pid,
                                          "exit_status": link.log.exit_status}
@@ -187,7 +186,6 @@ def restart_trial(world: World, trial: int, seed: int) -> list[dict[str, Any]]:
             with world.spawn(pdir, "fresh", f"{seed}:{trial}", life) as prover:
                 link = Link(prover, ctrl, DEV_ID)
                 link.ready()
-                ctrl.checkpoint()
                 link.run(cfg.clean_checkpoints * cfg.k)
                 clean_epoch = link.log.epoch
             ctrl.retire(DEV_ID)
