@@ -87,6 +87,69 @@ class Differential(MetricsNode):
     native_available: bool
 
 
+class VariantOutcome(MetricsNode):
+    """One protocol variant (the paper's design or the hardened one) over every case."""
+
+    cases_total: int
+    as_expected: int
+    attacks_total: int
+    attacks_succeeded: list[str]
+    matrix_seconds_max: float | None
+
+
+class DefectCounts(MetricsNode):
+    total: int
+    stopped_by_paper: int
+    stopped_by_hardened: int
+
+
+class GapCounts(MetricsNode):
+    total: int
+    accepted_by_paper: int
+    rejected_by_hardened: int
+
+
+class NewCaseCodes(MetricsNode):
+    paper: str
+    hardened: str
+    kind: str
+
+
+class Issue27(MetricsNode):
+    """The sixteen further attacks: defects both variants stop, gaps the paper's design accepts."""
+
+    cases_total: int
+    as_expected: int
+    defects: DefectCounts
+    gaps: GapCounts
+    codes: dict[str, NewCaseCodes]
+
+
+class HardeningCost(MetricsNode):
+    paper: float
+    hardened: float
+    unit: str
+    ratio: float | None
+    ratio_min: float | None
+    ratio_max: float | None
+
+
+class HardeningSetup(MetricsNode):
+    trials: int
+    identities: int
+    rounds: int
+    k: int
+    epochs: int
+    controller_path: str
+    wire_format: str
+    checkpoint_signer: str
+
+
+class LoadAverage(MetricsNode):
+    start: list[float]
+    end: list[float]
+
+
 class AttackMatrixMetrics(StageMetrics):
     cpu_model: str | None
     table6: Table6Counts
@@ -96,6 +159,14 @@ class AttackMatrixMetrics(StageMetrics):
     repeats: int
     matrix_seconds_max: float
     matrix_seconds: list[float]
+    variants: dict[str, VariantOutcome]
+    issue27: Issue27
+    # what hardening costs, per metric, and the setup it was measured with (key "setup")
+    hardening_cost: dict[str, HardeningCost | HardeningSetup]
+    load_average: LoadAverage
+    wire_format: str
+    controller_path: str
+    controller_path_reason: str
     protocol: ProtocolFacts
     forgery: Forgery
     differential: Differential
@@ -117,15 +188,18 @@ def case_outcomes(summary: pd.DataFrame, runs: pd.DataFrame) -> dict[str, dict]:
 
 
 def protocol_facts() -> dict:
-    """The record's encoded length and the evidence-tag lengths a report decoder accepts (1..32 tried)."""
+    """The record's encoded length and the evidence-tag lengths the protocol accepts: every length 1..32 tried on
+    the explicit wire format's report decoder, which checks each tag's length octet (in the implied format the
+    epoch fixes the length, so there is nothing on the wire to check)."""
     from pqlab.amort.errors import AmortError
     from pqlab.amort.messages import Record, Report  # the reference model's wire format
+    from pqlab.amort.profile import EXPLICIT
 
     record = Record(b"\x01" * 8, 1, 1, 1, b"\x00" * 32, 1, 0)
     accepted = []
     for length in range(1, 33):
         try:
-            Report.decode(Report(record, b"\x00" * length, b"").encode())
+            Report.decode(Report(record, b"\x00" * length, b"", EXPLICIT).encode(), wire_format=EXPLICIT)
         except (AmortError, ValueError):  # refused: this length is not accepted
             continue
         accepted.append(length)

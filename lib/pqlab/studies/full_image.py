@@ -31,6 +31,8 @@ class CacheState(MetricsNode):
     ratio_to_sign: float | None   # None when the cost study has not run
     measurements_per_s: float
     backend: str | None
+    reliable: bool
+    unreliable_because: list[str]
 
 
 class ImageFacts(MetricsNode):
@@ -69,6 +71,7 @@ class FullImageMetrics(StageMetrics):
     eviction: Eviction
     signature: SignatureReference
     image_source: str
+    reliable: bool
     cpu_model: str | None
     loadavg_before: list[float]
     loadavg_after: list[float]

@@ -90,6 +90,8 @@ class ScalingMetrics(StageMetrics):
     controller_path: str
     controller_path_reason: str
     controller_path_requested: str
+    wire_format: str
+    variant: str
     signature_backend: str
     cpu_model: str | None
 
