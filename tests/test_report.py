@@ -221,7 +221,7 @@ def test_printed_precision_sets_half_a_unit():
     assert Printed.parse("3.4e-7").half_unit == pytest.approx(5e-9)
     fraction = Printed.parse("150/150")
     assert fraction.value == 1.0 and fraction.half_unit == pytest.approx(0.5 / 150)
-    assert Printed.parse("MAC FAIL") is None
+    assert Printed.parse("MAC FAIL") is None and Printed.parse("8, 12, 16") is None  # phrases, not numbers
 
 
 def test_claim_holds_or_not_on_this_runs_data_and_shows_it(tmp_path):

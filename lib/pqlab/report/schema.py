@@ -38,6 +38,8 @@ HARDWARE_TOLERANCE = (0.8, 1.25)   # normalised here/paper of a hardware row: at
 MAX_RELATIVE_TOLERANCE = 0.25
 KINDS = ("exact", "claim", "estimate", "hardware")
 _KEY = r"[\w.*+-]+"
+# a printed number: plain, with thousands separators (1,576 / 19 200), scientific (3.4e-7), or a fraction k/n
+_NUMBER = re.compile(r"[+-]?(\d+|\d{1,3}([,\u2009\u202f ]\d{3})+)(\.\d+)?([eE][+-]?\d+)?|\d+\s*/\s*\d+")
 _REF = re.compile(rf"^(?:([\w.-]+\.json):)?({_KEY})$")
 
 
@@ -56,6 +58,8 @@ class Printed:
         if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
             return None
         text = raw if isinstance(raw, str) else repr(raw)
+        if isinstance(raw, str) and not _NUMBER.fullmatch(raw.strip()):
+            return None  # a phrase ("8, 12, 16", "640 records, 10 fsync"), not a number with thousands separators
         plain = text.replace(",", "").replace(" ", "").replace("\u2009", "").replace("\u202f", "")
         fraction = re.fullmatch(r"(\d+)/(\d+)", plain)
         if fraction and int(fraction.group(2)) > 0:  # "150/150": a fraction of trials, to one trial's precision
