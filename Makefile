@@ -1,4 +1,4 @@
-# pqlab — `make repro` rebuilds every paper figure, `make test` runs the test suite.
+# pqlab — `make repro` rebuilds every paper figure, `make test` runs the test suite (`make check`: the quick tier).
 # Both create .venv on first use and install the pinned stack from requirements/lock.txt.
 
 SHELL       := /bin/bash
@@ -12,7 +12,7 @@ PIP    := $(BIN)/python -m pip --quiet
 # Some machines' pip.conf lists local index folders that do not exist; drop that noise only.
 QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup tpm browser repro test bench lab lint lock clean-venv sanitize sanitize-amort sanitize-thread liboqs \
+.PHONY: setup tpm browser repro check test bench lab lint lock clean-venv sanitize sanitize-amort sanitize-thread liboqs \
         clean-liboqs
 
 setup: $(STAMP) tpm browser
@@ -49,9 +49,18 @@ repro: setup
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
 	@echo "Figures and tables: paper_figs/   Paper vs here: paper_figs/REPORT.md"
 
+# Both run across every core (pytest-xdist, -n auto) in a random order (pytest-randomly prints its seed: repeat an
+# order with --randomly-seed=N, or use the file order with -p no:randomly). `check` is the edit-run loop: lint + every
+# test not marked slow; `test` is the whole suite (CI runs it) and ends with the ten slowest tests.
+PYTEST_PARALLEL := -n auto --dist loadgroup
+
+check: setup
+	$(BIN)/ruff check lib tests benchmarks
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow" --durations=5
+
 test: setup
 	$(BIN)/ruff check lib tests benchmarks
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=10
 
 bench: setup
 	$(BIN)/python benchmarks/bench_python_vs_native.py
@@ -61,6 +70,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_recovery.py
 	$(BIN)/python benchmarks/bench_scaling.py
 	$(BIN)/python benchmarks/bench_amort_fastpath.py
+	$(BIN)/python benchmarks/bench_eq1_error.py
 	$(BIN)/python benchmarks/bench_paper_run.py
 	$(BIN)/python benchmarks/bench_whatif.py
 

@@ -1,5 +1,5 @@
-"""Build the native extensions (Thread simulator core, AMORT-V1 fast path, control-cycle harness); the rest is in
-pyproject.toml."""
+"""Build the native extensions (Thread simulator core, AMORT-V1 fast path, control-cycle harness, symmetric
+timing loops); the rest is in pyproject.toml."""
 
 import os
 import shlex
@@ -9,6 +9,7 @@ from setuptools import Extension, setup
 
 AMORT = "lib/pqlab/amort/native"
 CYCLE = "lib/pqlab/bench/cycle"
+SYMMETRIC = "lib/pqlab/bench/symmetric"
 
 
 def libcrypto_flags() -> tuple[list[str], list[str]]:
@@ -47,9 +48,19 @@ setup(
             "pqlab.bench._cycle",
             sources=[f"{CYCLE}/cycle_module.c", f"{CYCLE}/cycle_core.c", f"{CYCLE}/cycle_evidence.c",
                      f"{AMORT}/amort_core.c"],
-            depends=[f"{CYCLE}/cycle_core.h", f"{CYCLE}/cycle_evidence.h", f"{AMORT}/amort_core.h"],
-            include_dirs=[CYCLE, AMORT],
+            depends=[f"{CYCLE}/cycle_core.h", f"{CYCLE}/cycle_evidence.h", f"{AMORT}/amort_core.h",
+                     "lib/pqlab/bench/bench_binding.h"],
+            include_dirs=[CYCLE, AMORT, "lib/pqlab/bench"],
             define_macros=[("_GNU_SOURCE", None)],
+            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", *CRYPTO_CFLAGS],
+            extra_link_args=CRYPTO_LIBS,
+        ),
+        Extension(
+            # Table I's symmetric rows timed in a C loop over libcrypto (the costs stage)
+            "pqlab.bench._symmetric",
+            sources=[f"{SYMMETRIC}/_symmetric.c", f"{SYMMETRIC}/sym_timing.c"],
+            depends=[f"{SYMMETRIC}/sym_timing.h", "lib/pqlab/bench/bench_binding.h"],
+            include_dirs=[SYMMETRIC, "lib/pqlab/bench"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", *CRYPTO_CFLAGS],
             extra_link_args=CRYPTO_LIBS,
         ),

@@ -1,8 +1,10 @@
-"""Shared fixtures: the repository root, the vendored test vectors (tests/vectors/), and a scratch project tree."""
+"""Shared fixtures: the repository root, the vendored test vectors (tests/vectors/), a scratch project tree, and the
+fault-injection count gathered from every xdist worker."""
 
 from __future__ import annotations
 
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,47 @@ def project(tmp_path: Path) -> Path:
     for source in (REPO / "params").glob("*.yaml"):
         shutil.copy(source, tmp_path / "params" / source.name)
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_as_a_fresh_process_has_it():
+    """Every test starts with Python's own SIGINT handler and SIGINT unblocked, as a fresh ``pqlab`` process has them.
+
+    An xdist worker runs many tests in one process; one of them (a library it loads, not yet pinned down) can leave
+    SIGINT ignored at the C level, which every child process inherits: the interrupt tests then see no Ctrl-C.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@pytest.fixture(scope="session")
+def smoke(tmp_path_factory: pytest.TempPathFactory):
+    """Every stage's CLI run once per test session into a new empty --out-dir (tests/smoke.py), shared by workers."""
+    from tests.smoke import SmokeOutputs
+
+    return SmokeOutputs(tmp_path_factory)
+
+
+class _FaultCounts:
+    """xdist: each worker hands its fault log to the controller, which prints the one summary line."""
+
+    @pytest.hookimpl
+    def pytest_testnodedown(self, node, error):
+        from tests import faults
+
+        faults.LOG.extend(tuple(entry) for entry in getattr(node, "workeroutput", {}).get("fault_log", []))
+
+
+def pytest_configure(config):
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_FaultCounts(), "pqlab-fault-counts")
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: its faults go to the controller
+        from tests import faults
+
+        session.config.workeroutput["fault_log"] = [list(entry) for entry in faults.LOG]
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -32,6 +32,17 @@ def record(kind: str, target: str, outcome: str) -> None:
     LOG.append((kind, target, outcome))
 
 
+@contextlib.contextmanager
+def expecting(count: int, *kinds: str):
+    """The block must record exactly ``count`` faults, each of one of ``kinds`` (so no test can pass having injected
+    nothing, and no test depends on another's faults)."""
+    start = len(LOG)
+    yield
+    new = LOG[start:]
+    assert len(new) == count, f"{len(new)} faults recorded, {count} expected"
+    assert {kind for kind, _, _ in new} <= set(kinds), new
+
+
 def summary() -> str:
     by_kind = Counter(kind for kind, _, _ in LOG)
     by_outcome = Counter(outcome for _, _, outcome in LOG)
@@ -54,6 +65,7 @@ def small_params(raw: dict) -> None:
     raw["thread"]["hops"] = [1]
     raw["thread"]["profiles"]["smoke"].update(runs=2, bootstrap_resamples=100)
     raw["image_tree"] = {"files": 40, "total_bytes": 400_000, "directories": 5}
+    raw["control_cycle"]["profiles"]["smoke"].update(cycles=10, warmup_cycles=1)
 
 
 def make_project(root: Path) -> Path:
@@ -94,6 +106,7 @@ def _job(stage: str, root: str, fault: str | None, point: int, result: str) -> N
     from pqlab import cli
     from pqlab.studies.outputs import STAGING
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as in a fresh pqlab process
     marker = f"{os.sep}{STAGING}{os.sep}{stage}-"
     seen = [0, False]  # events counted, write phase started
 

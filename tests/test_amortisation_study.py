@@ -121,27 +121,55 @@ def project(tmp_path_factory, repo_root):
     return settings, paths, amortisation.run(settings, paths, progress=False)
 
 
-def test_eq1_reads_the_cost_study_medians(project):
+@pytest.mark.slow  # runs the whole study
+def test_eq1_reads_table1_from_the_cost_study_medians_and_means(project):
     settings, paths, result = project
     stats = pd.read_parquet(paths.derived / "costs_stats.parquet")
-    table1 = stats[stats["in_table1"]].set_index("op_id")["median"]
-    inputs = result.data["model_inputs"]
-    # the per-report term is the work of the path the sweep ran on: C-timed primitives for the native path
-    if result.metrics["controller_path"]["used"] == "native":
-        per_report = stats[stats["backend"] == "amort_native"].set_index("op_id")["median"]
-        mac, leaf = "hmac_sha256_native", "merkle_leaf_interior_native"
-    else:
-        per_report, mac, leaf = table1, "hmac_sha256", "merkle_leaf_interior"
-    for scheme, base in settings.amortisation.baselines.items():
-        assert inputs[scheme].c_mac == per_report[mac] and inputs[scheme].c_leaf == per_report[leaf]
-        assert inputs[scheme].c_sign == table1[f"sign_{base.signer}"]
-        assert inputs[scheme].c_fsync == (table1["write_fsync"] if base.durable_log else 0.0)
+    table1 = stats[stats["in_table1"]].set_index("op_id")
+    for statistic, inputs in (("median", result.data["model_inputs"]), ("mean", result.data["model_inputs_means"])):
+        for scheme, base in settings.amortisation.baselines.items():
+            values = inputs[scheme]
+            assert values.c_mac == table1.loc["hmac_sha256", statistic]
+            assert values.c_leaf == table1.loc["merkle_leaf_interior", statistic]
+            assert values.c_sign == table1.loc[f"sign_{base.signer}", statistic]
+            assert values.c_fsync == (table1.loc["write_fsync", statistic] if base.durable_log else 0.0)
     assert result.metrics["inputs"]["source"] == "data/derived/costs_stats.parquet"
+    assert result.metrics["eq1_inputs"]["statistic"] == "mean"
 
 
+@pytest.mark.slow  # runs the whole study
+def test_the_path_terms_come_from_the_probes_not_from_the_sweep(project):
+    settings, _, result = project
+    cfg = settings.amortisation
+    terms, means = result.data["path_terms"], result.data["model_inputs_means"]
+    probe, fsync = result.data["path_probe"], result.data["fsync_probe"]
+    for scheme, base in cfg.baselines.items():
+        mine = probe[probe["signer"] == base.signer]
+        small = mine.loc[mine["k"] == min(cfg.intervals), "path_ns"].mean() / 1000
+        large = mine.loc[mine["k"] == max(cfg.intervals), "path_ns"].mean() / 1000
+        slope = (large - small) / (max(cfg.intervals) - min(cfg.intervals))
+        assert terms[scheme].per_report_us == pytest.approx(slope)
+        assert terms[scheme].per_checkpoint_us == pytest.approx(small - slope * min(cfg.intervals))
+        assert terms[scheme].c_sign_us == means[scheme].c_sign
+        if base.durable_log:
+            touched = sorted({min(k, cfg.devices) for k in cfg.intervals})
+            assert sorted(terms[scheme].fsync_us) == touched
+            mine = fsync[fsync["signer"] == base.signer]
+            assert terms[scheme].fsync_us[touched[-1]] == pytest.approx(
+                mine.loc[mine["touched"] == touched[-1], "ns"].mean() / 1000)
+        else:
+            assert terms[scheme].fsync_us == {}
+        # the probe appends what the sweep writes: checkpoints of the sizes the sweep produced
+        sweep_sizes = set(result.data["sweep"].query("scheme == @scheme")["checkpoint_octets"])
+        assert sweep_sizes <= set(terms[scheme].octets.values())
+
+
+@pytest.mark.slow  # runs the whole study
 def test_stage_outputs_and_metadata(project):
     settings, paths, _ = project
     for relative in ("data/raw/amortisation_sweep.parquet", "data/raw/amortisation_omission.parquet",
+                     "data/raw/amortisation_path_probe.parquet", "data/raw/amortisation_fsync_probe.parquet",
+                     "data/derived/amortisation_sweep_plan.parquet", "paper_figs/amort/amortisation_by_backend.csv",
                      "data/raw/amortisation_equivocation.parquet", "data/derived/amortisation_stats.parquet",
                      "data/derived/amortisation_curve.csv", "data/derived/amortisation_metrics.json",
                      "paper_figs/amort/table2_amortised.csv", "paper_figs/amort/table2_amortised.md",
@@ -158,6 +186,27 @@ def test_stage_outputs_and_metadata(project):
     assert set(raw["k"]) == set(settings.amortisation.intervals)
 
 
+@pytest.mark.slow  # runs the whole study
+def test_every_point_runs_in_every_trial_in_a_shuffled_order(project):
+    settings, _, result = project
+    raw, plan = result.data["sweep"], result.data["plan"]
+    cfg = settings.amortisation
+    assert set(plan["trial"]) == set(range(cfg.trials))
+    assert (plan.groupby(["scheme", "k"])["trial"].nunique() == cfg.trials).all()
+    for (scheme, k, trial), group in raw.groupby(["scheme", "k", "trial"]):
+        planned = plan[(plan["scheme"] == scheme) & (plan["k"] == k) & (plan["trial"] == trial)]["checkpoints"]
+        assert len(group) == int(planned.iloc[0]) >= cfg.min_checkpoints
+    stats = result.data["all_stats"]
+    assert ((stats["measured_lo"] <= stats["measured_us"]) & (stats["measured_us"] <= stats["measured_hi"])).all()
+    amortised = raw["total_ns"] / raw["reports"] / 1000
+    means = amortised.groupby([raw["scheme"], raw["k"]]).mean()
+    for row in stats.itertuples():
+        assert row.measured_us == pytest.approx(means[(row.scheme, row.k)])
+        assert row.half_width_pct == pytest.approx(100 * max(row.measured_us - row.measured_lo,
+                                                             row.measured_hi - row.measured_us) / row.measured_us)
+
+
+@pytest.mark.slow  # runs the whole study
 def test_table2_has_one_row_per_baseline_with_both_endpoints(project):
     settings, _, result = project
     table = result.tables["table2_amortised"]
@@ -167,14 +216,21 @@ def test_table2_has_one_row_per_baseline_with_both_endpoints(project):
     np.testing.assert_allclose(table["Reduction measured"],
                                table[f"k = {first} measured [µs]"] / table[f"k = {last} measured [µs]"])
     assert (table["Reduction Eq. 1"] > 1).all()
+    assert (table[f"k = {first} ± [%]"] >= 0).all() and table["Median relative error (path terms)"].notna().all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_metrics_hold_every_report_row(project, repo_root):
     _, paths, result = project
     metrics = read_json(paths.derived / "amortisation_metrics.json")
     assert metrics == json.loads(json.dumps(result.metrics, default=str))
     for scheme in ("mldsa_nolog", "mldsa_log", "slhdsa_log"):
-        assert metrics["measured"][scheme]["median_relative_error_pct"] >= 0
+        measured = metrics["measured"][scheme]
+        for suffix in ("", "_path_terms"):
+            low, high = measured[f"median_relative_error_ci_pct{suffix}"]
+            assert 0 <= low <= high and measured[f"median_relative_error_pct{suffix}"] >= 0
+        assert set(measured["points"]) == {f"k{k}" for k in metrics["intervals"]}
+        assert all(p["checkpoints"] >= 1 and p["half_width_pct"] >= 0 for p in measured["points"].values())
         assert metrics["model"][scheme]["k_star"] > 0
         assert metrics["model"][scheme]["share_signature_pct"] + metrics["model"][scheme]["share_write_pct"] == \
             pytest.approx(100)
@@ -193,6 +249,32 @@ def test_metrics_hold_every_report_row(project, repo_root):
         assert isinstance(node, (int, float)), key
 
 
+@pytest.mark.slow  # runs the whole study
+def test_library_dependent_claims_cover_every_backend_offering_each_signer(project):
+    from pqlab import crypto
+
+    settings, _, result = project
+    metrics = result.metrics["library_dependent"]
+    claims = result.tables["amortisation_by_backend"]
+    for scheme, base in settings.amortisation.baselines.items():
+        backends = crypto.backends_offering(base.signer)
+        main = crypto.resolve_backend(base.signer, settings.amortisation.backend)
+        assert metrics["main_backend"][scheme] == main and set(metrics["baselines"][scheme]) == set(backends)
+        for backend, row in metrics["baselines"][scheme].items():
+            assert row["main"] == (backend == main)
+            assert row["reduction_measured"] == pytest.approx(row["cost_first_us"] / row["cost_last_us"], rel=1e-3)
+            assert row["dominant"] in ("signature", "durable write") and row["k_star"] > 0
+            assert row["share_signature_pct"] + row["share_write_pct"] == pytest.approx(100)
+        assert len(claims[claims["baseline"] == scheme]) == len(backends)
+    # the main backend's measured reduction is Table II's
+    table = result.metrics["measured"]
+    for scheme in settings.amortisation.baselines:
+        main = metrics["main_backend"][scheme]
+        assert metrics["baselines"][scheme][main]["reduction_measured"] == pytest.approx(table[scheme]["reduction"],
+                                                                                        rel=1e-2)
+
+
+@pytest.mark.slow  # runs the whole study
 def test_sensitivity_covers_every_backend_and_storage_target(project):
     from pqlab import crypto
 
@@ -205,6 +287,7 @@ def test_sensitivity_covers_every_backend_and_storage_target(project):
     assert set(result.data["sensitivity_points"]["combo"]) == set(sensitivity["combo"])
 
 
+@pytest.mark.slow  # runs the whole study
 def test_the_dvc_plot_columns_exist_in_the_curve(project, repo_root):
     _, paths, _ = project
     curve = pd.read_csv(paths.derived / "amortisation_curve.csv")
@@ -212,8 +295,13 @@ def test_the_dvc_plot_columns_exist_in_the_curve(project, repo_root):
     spec = next(p["amortisation_curve"] for p in plot if "amortisation_curve" in p)
     assert spec["x"] in curve.columns
     assert set(spec["y"]["data/derived/amortisation_curve.csv"]) <= set(curve.columns)
+    for scheme in ("mldsa_nolog", "mldsa_log", "slhdsa_log"):  # each point's interval and its samples
+        assert (curve[f"{scheme}_measured_lo_us"] <= curve[f"{scheme}_measured_us"]).all()
+        assert (curve[f"{scheme}_measured_us"] <= curve[f"{scheme}_measured_hi_us"]).all()
+        assert (curve[f"{scheme}_checkpoints"] >= 1).all() and (curve[f"{scheme}_model_path_us"] > 0).all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_without_the_cost_stage_the_inputs_are_measured_and_say_so(tmp_path, repo_root):
     shutil.copytree(repo_root / "params", tmp_path / "params")
     settings = params.load(tmp_path / "params" / "params.yaml", "smoke")

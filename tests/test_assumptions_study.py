@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 import yaml
 
 from pqlab import params
@@ -27,6 +28,7 @@ def test_sets_cross_rules_and_ack_loss_then_add_single_changes():
     assert len(assumptions.assumption_sets(again, ThreadParams())) == 6
 
 
+@pytest.mark.slow  # runs the whole study
 def test_study_writes_the_table_bound_figure_and_metrics(project):
     path = project / "params" / "params.yaml"
     raw = yaml.safe_load(path.read_text())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,16 +22,21 @@ def _digests(root: Path) -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_size_design_space_and_report_outputs_are_byte_identical_across_runs(project):
+def test_size_design_space_and_report_outputs_are_byte_identical_across_runs(project, smoke, tmp_path):
+    """This process's run against the session's `pqlab case-sizes` / `pqlab design-space` runs (another process,
+    another folder), and the report over each."""
     settings = params.load(project / "params" / "params.yaml", "smoke")
     paths = ProjectPaths(project)
-    runs = []
-    for _ in range(2):
-        case_sizes.run(settings, paths)
-        design_space.run(settings, paths)
-        report.run(settings, paths)
-        runs.append(_digests(project))
-    first, second = runs
+    case_sizes.run(settings, paths)
+    design_space.run(settings, paths)
+    report.run(settings, paths)
+    first = _digests(project)
+    other = tmp_path / "other"
+    shutil.copytree(project / "params", other / "params")  # the report's coverage also looks for params/ files
+    for stage in ("case_sizes", "design_space"):
+        shutil.copytree(smoke.run(stage).ok().root, other, dirs_exist_ok=True)
+    report.run(settings, ProjectPaths(other))
+    second = _digests(other)
     assert set(first) == set(second)
     assert any(name.endswith(".pdf") for name in first) and any(name.endswith(".png") for name in first)
     assert "paper_figs/REPORT.md" in first and "data/derived/design_space.parquet" in first

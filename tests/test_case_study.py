@@ -25,6 +25,7 @@ def study(tmp_path_factory, repo_root):
     return root, sizes_study.run(settings, ProjectPaths(root))
 
 
+@pytest.mark.slow  # runs the whole study
 def test_study_writes_every_output(study):
     root, result = study
     for name in ("table1_case_sizes.csv", "table1_case_sizes.md", "table1_case_breakdown.csv",
@@ -34,6 +35,7 @@ def test_study_writes_every_output(study):
     assert result.data['real_material']["identical_sizes"].all() and len(result.data['real_material']) == 2
 
 
+@pytest.mark.slow  # runs the whole study
 def test_every_case_reference_row_has_a_value_here(study, repo_root):
     root, _ = study
     metrics = read_json(root / "data" / "derived" / "case_sizes_metrics.json")
@@ -46,6 +48,7 @@ def test_every_case_reference_row_has_a_value_here(study, repo_root):
         assert isinstance(_lookup(metrics, key), int), q["id"]
 
 
+@pytest.mark.slow  # runs the whole study
 def test_table_sizes_come_from_the_size_function(study):
     _, result = study
     for row in result.tables['table1_case_sizes'].to_dict("records"):

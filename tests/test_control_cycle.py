@@ -9,7 +9,10 @@ import pandas as pd
 import pytest
 
 from pqlab.bench import _cycle, control_cycle
+from pqlab.errors import CycleError
 from pqlab.params import ControlCycleParams, CycleConfiguration
+
+pytestmark = pytest.mark.xdist_group("rt_core")  # pins the real-time core: one at a time (tests/smoke.py)
 
 CPU = max(os.sched_getaffinity(0))
 
@@ -24,8 +27,15 @@ def test_scan_workload_is_deterministic_and_depends_on_its_inputs():
     assert _cycle.scan(8, 50, 7) == _cycle.scan(8, 50, 7)
     assert _cycle.scan(8, 50, 7) != _cycle.scan(8, 50, 8)
     assert _cycle.scan(8, 50, 7) != _cycle.scan(9, 50, 7)
-    with pytest.raises(ValueError):
+    with pytest.raises(CycleError, match=r"^blocks: "):
         _cycle.scan(0, 1, 1)
+
+
+def test_scan_checksums_are_unchanged_by_the_checked_output_conversion():
+    # values from before the double -> integer conversion of the output image was range-checked (commit 965b356)
+    assert _cycle.scan(8, 50, 7) == 24897853539938
+    assert _cycle.scan(8, 1000, 12345) == 550331808278895
+    assert _cycle.scan(64, 300, 1) == 8708200741999542763
 
 
 def test_loop_pins_to_the_core_and_records_every_cycle():
@@ -38,8 +48,9 @@ def test_loop_pins_to_the_core_and_records_every_cycle():
     assert raw["affinity_errno"] == 0 and raw["affinity_is_target"] == 1 and raw["affinity_cpus"] == 1
     assert (cpus == CPU).all() and raw["off_target_cycles"] == 0
     assert raw["fifo_errno"] == -1 and raw["policy"] == os.SCHED_OTHER
-    # absolute releases: 40 recorded cycles span 39 periods plus the last scan
-    assert 39_000_000 <= raw["wall_ns"] < 39_000_000 + 50_000_000
+    # absolute releases: 40 recorded cycles span exactly 39 periods plus the last cycle's response, however late
+    # a wake-up was under load (a relative schedule would add every cycle's latency and work)
+    assert raw["wall_ns"] == 39_000_000 + latency[-1] + work[-1]
     assert raw["voluntary_switches"] >= 1
 
 
@@ -51,16 +62,65 @@ def test_realtime_request_is_recorded_as_obtained_or_refused():
         assert raw["policy"] == os.SCHED_OTHER and raw["fifo_errno"] > 0
 
 
-@pytest.mark.parametrize("bad", [{"cycles": 0}, {"period_ns": 10}, {"workload_blocks": 0}, {"cpu": -1}])
-def test_out_of_range_loop_configuration_is_a_value_error(bad):
+# every argument the binding used to parse with a wrapping "I" / "K" format: a value that used to wrap to a
+# small valid one (2^32 + 40 cycles ran 40) or to a huge allocation now gives a typed error naming the argument
+@pytest.mark.parametrize(("bad", "field"), [
+    ({"cycles": 0}, "cycles"), ({"cycles": 2**32 + 40}, "cycles"), ({"cycles": _cycle.MAX_CYCLES + 1}, "cycles"),
+    ({"warmup": 2**32 + 1}, "warmup"), ({"warmup": -1}, "warmup"), ({"period_ns": 10}, "period_ns"),
+    ({"period_ns": 2**64 + 1_000_000}, "period_ns"), ({"workload_blocks": 0}, "workload_blocks"),
+    ({"workload_blocks": 2**32 + 8}, "workload_blocks"), ({"cpu": -1}, "cpu"), ({"cpu": 2**31}, "cpu"),
+    ({"fifo_priority": 100}, "fifo_priority"), ({"evidence_every": 2**32}, "evidence_every"),
+    ({"cycles": 5.0}, "cycles"), ({"cycles": True}, "cycles"),
+])
+def test_out_of_range_loop_configuration_is_a_typed_error_naming_the_argument(bad, field):
     args = {"period_ns": 1_000_000, "cycles": 5, "warmup": 0, "cpu": CPU, "try_fifo": False, "fifo_priority": 1,
             "workload_blocks": 8, "evidence_every": 0} | bad
-    with pytest.raises(ValueError):
+    with pytest.raises(CycleError, match=f"^{field}: ") as caught:
         _cycle.run(**args)
+    assert caught.value.code == "PQ_CYCLE_EINVAL" and caught.value.field == field
+
+
+def _spec(**overrides) -> tuple:
+    spec = {"tags": 1, "k_evid": b"k" * 32, "chain_seed": b"s" * 32, "chain_length": 16, "dev_id": b"d" * 8,
+            "epoch": 1, "digest": b"g" * 32, "policy_id": 1, "tag_len": 16} | overrides
+    return tuple(spec.values())
+
+
+@pytest.mark.parametrize(("bad", "field"), [
+    ({"tags": 3}, "tags"), ({"chain_length": 2**32 + 2}, "chain_length"), ({"chain_length": 0}, "chain_length"),
+    ({"epoch": 2**32}, "epoch"), ({"policy_id": 2**32 + 1}, "policy_id"), ({"policy_id": 65536}, "policy_id"),
+    ({"tag_len": 2**32 + 16}, "tag_len"), ({"k_evid": b"k" * 31}, "k_evid"), ({"dev_id": "PLC-0001"}, "dev_id"),
+])
+def test_out_of_range_evidence_spec_is_a_typed_error(bad, field):
+    with pytest.raises(CycleError, match=f"^{field}: "):
+        _cycle.time_reports(_spec(**bad), 4)
+    with pytest.raises(CycleError, match=f"^{field}: "):
+        _cycle.run(1_000_000, 5, 0, CPU, False, 1, 8, 1, _spec(**bad))
+
+
+def test_counts_and_seeds_that_used_to_wrap_are_refused():
+    with pytest.raises(CycleError, match=r"^n: "):
+        _cycle.time_reports(_spec(), 2**32 + 3)       # the "I" format ran 3 reports
+    with pytest.raises(CycleError, match=r"^n: "):
+        _cycle.clock_pairs(2**32 + 1)
+    with pytest.raises(CycleError, match=r"^seed: "):
+        _cycle.scan(8, 1, -1)                          # the "K" format took 2^64 - 1
+    with pytest.raises(CycleError, match=r"^timestamps: "):
+        _cycle.reports(_spec(), [1, -5])
+    assert len(_cycle.time_reports(_spec(), 3)) == 3 * 8
+
+
+def test_a_spec_the_device_path_rejects_and_a_hook_failure_are_typed():
+    with pytest.raises(CycleError, match="rejected by the device path") as caught:
+        _cycle.time_reports(_spec(tag_len=10), 1)     # in range for the binding, not a valid tag length
+    assert caught.value.field == "evidence"
+    with pytest.raises(CycleError, match="device path failed") as caught:
+        _cycle.time_reports(_spec(tags=2, chain_length=2), 5)  # the chain carries two reports
+    assert caught.value.code == "PQ_CYCLE_EHOOK"
 
 
 def test_evidence_without_a_spec_is_refused():
-    with pytest.raises(ValueError, match="evidence spec"):
+    with pytest.raises(CycleError, match="evidence spec"):
         _cycle.run(1_000_000, 5, 0, CPU, False, 1, 8, 1)
 
 
@@ -124,7 +184,14 @@ def test_unknown_background_signer_fails_before_any_run():
     assert caught.value.field == "control_cycle.configurations.bg.background_signer"
 
 
+def _steal_column(cpu: int) -> int:
+    """The eighth value of the ``cpuN`` line of /proc/stat (steal), read independently of the code under test."""
+    line = next(x for x in open("/proc/stat").read().splitlines() if x.split()[0] == f"cpu{cpu}")
+    return int(line.split()[8])
+
+
 def test_steal_time_is_read_for_an_existing_cpu_only():
+    before = _steal_column(CPU)
     ticks = control_cycle.steal_ticks(CPU)
-    assert ticks is None or ticks >= 0
+    assert isinstance(ticks, int) and before <= ticks <= _steal_column(CPU)  # a counter: read between two reads
     assert control_cycle.steal_ticks(4095) is None

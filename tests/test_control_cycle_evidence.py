@@ -11,7 +11,10 @@ import pytest
 from pqlab.amort.fastpath import open_controller, open_device
 from pqlab.amort.messages import Report
 from pqlab.bench import _cycle, control_cycle
+from pqlab.errors import CycleError
 from pqlab.params import ControlCycleParams, CycleConfiguration
+
+pytestmark = pytest.mark.xdist_group("rt_core")  # pins the real-time core: one at a time (tests/smoke.py)
 
 CPU = max(os.sched_getaffinity(0))
 
@@ -43,14 +46,14 @@ def test_reports_equal_the_reference_device_and_a_controller_accepts_them(tags, 
 
 def test_reports_beyond_the_chain_fail_instead_of_reusing_keys():
     spec = control_cycle.evidence_spec(2, 16, 3, np.random.default_rng(5))
-    with pytest.raises(RuntimeError, match="report 4"):
+    with pytest.raises(CycleError, match="report 4"):
         _cycle.reports(spec.as_tuple(), [1, 2, 3, 4])
 
 
 def test_a_bad_tag_length_is_refused_by_the_device_path():
     spec = control_cycle.evidence_spec(1, 16, 3, np.random.default_rng(5))
     bad = (*spec.as_tuple()[:-1], 10)
-    with pytest.raises(ValueError, match="rejected by the device path"):
+    with pytest.raises(CycleError, match="rejected by the device path"):
         _cycle.reports(bad, [1])
 
 
@@ -83,7 +86,7 @@ def test_back_to_back_timing_builds_real_reports_and_names_a_failure():
     spec = control_cycle.evidence_spec(2, 16, 50, np.random.default_rng(4))
     ns = np.frombuffer(_cycle.time_reports(spec.as_tuple(), 50), dtype=np.int64)
     assert len(ns) == 50 and (ns > 0).all()
-    with pytest.raises(RuntimeError, match="report 50"):
+    with pytest.raises(CycleError, match="report 50"):
         _cycle.time_reports(control_cycle.evidence_spec(2, 16, 49, np.random.default_rng(4)).as_tuple(), 60)
     warm = control_cycle.back_to_back_evidence_us(ControlCycleParams(), np.random.default_rng(1), reports=200)
     assert set(warm) == {1, 2} and 0 < warm[1] and 0 < warm[2]

@@ -26,6 +26,7 @@ def study(tmp_path_factory):
     return root, settings, design_space_study.run(settings, ProjectPaths(root))
 
 
+@pytest.mark.slow  # runs the whole study
 def test_exactly_3780_distinct_points(study):
     _, settings, result = study
     p = settings.design_space
@@ -35,6 +36,7 @@ def test_exactly_3780_distinct_points(study):
     assert result.data['space'][["key_exchange", "noc", "icac", "rcac", "mode"]].drop_duplicates().shape[0] == 3780
 
 
+@pytest.mark.slow  # runs the whole study
 def test_sizes_are_the_encoders(study):
     _, _, result = study
     for row in result.data['space'].sample(25, random_state=7).to_dict("records"):
@@ -48,6 +50,7 @@ def test_sizes_are_the_encoders(study):
         assert row["fits"] == (row["largest"] <= 1178)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_pareto_rows_are_not_dominated_within_their_restriction(study):
     _, _, result = study
     for name, families in design_tables.RESTRICTIONS.items():
@@ -67,6 +70,7 @@ def test_families_rank_the_least_established_algorithm():
     assert ds.family(CaseConfig(noc="MAYO-2", rcac="ECDSA-P256", **base)) == ds.FAMILY_CLASSICAL
 
 
+@pytest.mark.slow  # runs the whole study
 def test_filter_space_applies_every_constraint(study):
     _, _, result = study
     found = ds.filter_space(result.data['space'], max_message=2500, max_device_ms=50, families=[ds.FAMILY_FIPS])
@@ -76,6 +80,7 @@ def test_filter_space_applies_every_constraint(study):
     assert list(found["total"]) == sorted(found["total"])
 
 
+@pytest.mark.slow  # runs the whole study
 def test_outputs_and_metrics(study):
     root, _, result = study
     for relative in ("data/derived/design_space.parquet", "paper_figs/case/fig6_design_space.png",
@@ -86,8 +91,10 @@ def test_outputs_and_metrics(study):
     assert set(metrics["device_pq"]) == {c for c in result.tables['table1_device_pq']["config"]}
 
 
-def test_bad_mode_names_its_entry(study):
-    _, settings, _ = study
+def test_bad_mode_names_its_entry():
+    from tests.conftest import REPO
+
+    settings = params.load(REPO / "params" / "params.yaml", "smoke")
     bad = settings.design_space.model_copy(update={"modes": ("sig/none", "pdk/all")})
     with pytest.raises(ParamsError, match=r"design_space.modes\[1\]"):
         design_tables.parse_modes(bad.modes)

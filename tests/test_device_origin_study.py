@@ -30,6 +30,7 @@ def run(tmp_path_factory):
     return settings, ProjectPaths(root), result
 
 
+@pytest.mark.slow  # runs the whole study
 def test_every_audit_level_is_measured_at_every_k(run):
     settings, _, result = run
     cfg = settings.device_origin
@@ -44,6 +45,7 @@ def test_every_audit_level_is_measured_at_every_k(run):
             "(b) MAC recheck", "(c) device signature"} <= lines
 
 
+@pytest.mark.slow  # runs the whole study
 def test_independent_traversal_hashes_j_steps_and_in_order_one(run, tmp_path, monkeypatch):
     """The work behind Fig. 5's two chain lines, counted: verifying K_1..K_k independently takes k(k+1)/2 hash
     steps (grows with k per report); in order it takes k (one per report, flat in k)."""
@@ -76,6 +78,7 @@ def test_independent_traversal_hashes_j_steps_and_in_order_one(run, tmp_path, mo
         assert interval.delay_records == [k - j for j in range(1, k + 1)]
 
 
+@pytest.mark.slow  # runs the whole study
 def test_disclosure_delay_in_records_and_seconds(run):
     settings, _, result = run
     table = result.tables["device_origin_auditor"].set_index("k")
@@ -86,6 +89,7 @@ def test_disclosure_delay_in_records_and_seconds(run):
         assert row["max_seconds"] == pytest.approx((k - 1) / rate)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_one_and_two_tag_rounds_alternate_and_differ_in_size(run):
     settings, _, result = run
     tags = result.data["tags"]
@@ -102,6 +106,7 @@ def test_one_and_two_tag_rounds_alternate_and_differ_in_size(run):
     assert set(result.tables["device_origin_tags"]["side"]) == {"controller", "prover"}
 
 
+@pytest.mark.slow  # runs the whole study
 def test_outputs_and_provenance(run):
     settings, paths, result = run
     for relative in ("paper_figs/amort/fig5_auditor.pdf", "paper_figs/amort/fig5_auditor.png",

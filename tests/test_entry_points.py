@@ -15,11 +15,10 @@ import nbformat
 import pytest
 import yaml
 
-from pqlab import notebook, params
+from pqlab import notebook
 from pqlab.errors import ParamsError
 
 PQLAB = [sys.executable, "-m", "pqlab.cli"]
-DS = params.DesignSpaceParams()  # the design space's defaults (params.yaml sets none of them)
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -88,15 +87,6 @@ def test_infinite_device_compute_in_a_configs_file(project, tmp_path):
              "PARAMS_INVALID", "device_compute_ms", str(configs))
 
 
-@pytest.mark.parametrize("content", [b'{"table1": ', b"\xff\xfe{}", b"[1, 2]", b"[" * 100_000])
-def test_corrupt_metrics_json_names_the_file(project, content):
-    derived = project / "data" / "derived"
-    derived.mkdir(parents=True)
-    (derived / "costs_metrics.json").write_bytes(content)
-    one_line(_run("report", "--root", str(project)), "INPUT_CORRUPT", "costs_metrics.json")
-    assert not (project / "paper_figs" / "REPORT.md").exists()
-
-
 @pytest.mark.parametrize("name", ["pqm4_cycles.yaml", "paper_reference.yaml"])
 def test_corrupt_yaml_inputs_name_the_file(project, name):
     (project / "params" / name).write_bytes(b"algorithms: {a: [unclosed\n")
@@ -107,24 +97,13 @@ def test_corrupt_yaml_inputs_name_the_file(project, name):
     one_line(done, "PARAMS_INVALID", name)
 
 
-@pytest.mark.parametrize(("mutate", "fragment"), [
-    (lambda r: r["design_space"].__setitem__("noc", [*DS.noc, "ML-DSA-99"]), "design_space.noc[5]"),
-    (lambda r: r["design_space"].__setitem__("modes", ["sig/none", "sig/always"]), "design_space.modes[1]"),
-    (lambda r: r["design_space"].__setitem__("static_kem", "P-256"), "design_space.static_kem"),
-    (lambda r: r["case_sizes"]["profiles"]["quick"]["real_material"].append("Z9"),
-     "case_sizes.profiles.quick.real_material[12]"),
-    (lambda r: r["thread"].__setitem__("hops", [1, 2, 2]), "thread.hops[2]"),
-    (lambda r: r["thread"].__setitem__("hops", [0, 1]), "thread.hops[0]"),
-    (lambda r: r["costs"].__setitem__("signers", ["ML-DSA-65", "ML-DSA-65"]), "costs.signers[1]"),
-    (lambda r: r["thread"].__setitem__("max_sim_time_s", float("inf")), "thread.max_sim_time_s"),
-    (lambda r: r.__setitem__("execution_timeout_s", 0), "execution_timeout_s"),
-])
-def test_validation_at_load_names_the_exact_field(project, mutate, fragment):
-    """Checked by `pqlab params`, i.e. at load, before any study runs."""
-    one_line(_run("params", "--params", str(_params(project, mutate)), "--profile", "smoke"), "PARAMS_INVALID",
-             fragment)
+def test_validation_at_load_is_one_line_naming_the_exact_field(project):
+    """`pqlab params` validates at load, before any study runs (every rule: tests/test_params.py)."""
+    one_line(_run("params", "--params", str(_params(project, lambda r: r["thread"].__setitem__("hops", [1, 2, 2]))),
+                  "--profile", "smoke"), "PARAMS_INVALID", "thread.hops[2]")
 
 
+@pytest.mark.slow  # runs the transport grid
 def test_interrupt_message_tells_the_truth_after_the_grid_finished(project):
     """SIGINT right after the grid finished: the outputs were not written, the grid's parts are kept."""
     import signal

@@ -17,12 +17,13 @@ from pqlab.studies import full_image, image_tree
 SMALL_TREE = "image_tree:\n  files: 40\n  total_bytes: 1500000\n  size_sigma: 1.5\n  directories: 6\n"
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
+@pytest.fixture
+def project(tmp_path):
+    """A project of its own for each test (with a small image_tree), so no test finds a tree another one made."""
     from tests.conftest import REPO
 
-    root = tmp_path_factory.mktemp("project")
-    (root / "params").mkdir()
+    root = tmp_path / "project"
+    (root / "params").mkdir(parents=True)
     text = (REPO / "params" / "params.yaml").read_text()
     start = text.index("image_tree:")
     end = text.index("\n\n", start)
@@ -42,6 +43,7 @@ def test_full_image_without_a_generated_tree_says_how_to_make_one(project):
         full_image.run(_settings(project), ProjectPaths(project), progress=False)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_image_tree_stage_writes_the_tree_and_its_manifest(project):
     settings = params.load(project / "params" / "params.yaml", "quick")
     paths = ProjectPaths(project)
@@ -59,8 +61,10 @@ def test_image_tree_stage_writes_the_tree_and_its_manifest(project):
     assert not any(p.name.startswith(".") for p in paths.raw.iterdir())
 
 
+@pytest.mark.slow  # runs the whole study
 def test_full_image_measures_the_generated_tree_warm_and_cold(project):
     paths = ProjectPaths(project)
+    image_tree.run(params.load(project / "params" / "params.yaml", "quick"), paths, progress=False)
     paths.derived.mkdir(parents=True, exist_ok=True)
     (paths.derived / "costs_metrics.json").write_text(json.dumps(
         {"table1": {"sign_ML-DSA-65": {"median_us": 100.0, "backend": "openssl"}}}))
@@ -89,6 +93,7 @@ def test_full_image_measures_the_generated_tree_warm_and_cold(project):
     assert ratio_rows["why"].str.contains("library differs: paper liboqs, here openssl").all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_a_named_directory_is_measured_instead(project, tmp_path):
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "a.bin").write_bytes(b"a" * 5000)

@@ -38,3 +38,18 @@ def test_unwritable_folder_is_an_output_error(tmp_path):
     blocker.write_text("")
     with pytest.raises(OutputError, match="a-file"):
         io.ensure_writable_dir(blocker / "sub")
+
+
+def test_json_round_trips_what_a_study_reports(tmp_path):
+    """A stage's metrics file reads back as the metrics it computed, as JSON sees them (tuples as lists, anything
+    else JSON lacks as its str); the studies' own tests read the files their command line wrote (tests/smoke.py)."""
+    import json
+
+    import numpy as np
+
+    metrics = {"profile": "smoke", "n": np.int64(7), "x": np.float64(0.25), "rows": ("a", "b"), "none": None,
+               "nested": {"p99_us": 12.5, "ok": True}}
+    io.write_json(tmp_path / "m.json", metrics)
+    back = io.read_json(tmp_path / "m.json")
+    assert back == json.loads(json.dumps(metrics, default=str))
+    assert back["rows"] == ["a", "b"] and back["x"] == 0.25 and back["nested"] == {"p99_us": 12.5, "ok": True}

@@ -118,6 +118,18 @@ def test_paper_profile_has_the_papers_sample_sizes():
         (lambda r: r.__setitem__("profile", "fast"), "profile"),
         (lambda r: r["costs"]["profiles"].__setitem__("fast", {}), "costs.profiles"),
         (lambda r: r.__setitem__("no_such_study", {}), "no_such_study"),
+        # names checked against the registries that use them, ranges and repeated members (once via `pqlab params`
+        # in tests/test_entry_points.py: the same validation, printed as one line)
+        (lambda r: r["design_space"].__setitem__("noc", [*DS.noc, "ML-DSA-99"]), "design_space.noc[5]"),
+        (lambda r: r["design_space"].__setitem__("modes", ["sig/none", "sig/always"]), "design_space.modes[1]"),
+        (lambda r: r["design_space"].__setitem__("static_kem", "P-256"), "design_space.static_kem"),
+        (lambda r: r["case_sizes"]["profiles"]["quick"]["real_material"].append("Z9"),
+         "case_sizes.profiles.quick.real_material[12]"),
+        (lambda r: r["thread"].__setitem__("hops", [1, 2, 2]), "thread.hops[2]"),
+        (lambda r: r["thread"].__setitem__("hops", [0, 1]), "thread.hops[0]"),
+        (lambda r: r["costs"].__setitem__("signers", ["ML-DSA-65", "ML-DSA-65"]), "costs.signers[1]"),
+        (lambda r: r["thread"].__setitem__("max_sim_time_s", float("inf")), "thread.max_sim_time_s"),
+        (lambda r: r.__setitem__("execution_timeout_s", 0), "execution_timeout_s"),
     ],
 )
 def test_bad_values_name_their_field(mutate, field_fragment):
@@ -161,8 +173,10 @@ def test_any_value_either_validates_or_raises_params_error(key, value):
         loaded = params.resolve(raw, "quick")
     except ParamsError as exc:
         assert key in str(exc)
-    else:
-        assert getattr(loaded.costs, key) is not None
+    else:  # strict models: what validates is kept exactly as written (a YAML list becomes a tuple)
+        assert key != "unknown_key"
+        kept = getattr(loaded.costs, key)
+        assert kept == (tuple(value) if isinstance(value, list) else value)
 
 
 def test_the_name_lists_agree_with_the_registries_that_use_them():

@@ -73,12 +73,19 @@ def _shell_commands() -> list[str]:
 
 
 @pytest.mark.parametrize("command", _shell_commands())
-def test_cheap_shell_examples_run(command):
+def test_cheap_shell_examples_run(command, tmp_path):
+    """Run from a copy of the repository's params/ (never in the repository: `amort-vectors --out tests/…` would
+    rewrite the committed vectors while other tests read them); what a command writes under tests/ must equal the
+    committed files."""
+    shutil.copytree(REPO / "params", tmp_path / "params")
     argv = command.split()
     argv = [sys.executable, "-m", "pqlab.cli", *argv[1:]]
-    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
+    for written in (tmp_path / "tests").rglob("*") if (tmp_path / "tests").exists() else ():
+        if written.is_file():
+            assert written.read_bytes() == (REPO / written.relative_to(tmp_path)).read_bytes(), written
 
 
 def test_the_stage_count_is_the_pipelines():

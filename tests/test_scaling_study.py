@@ -36,6 +36,7 @@ def run(tmp_path_factory):
     return settings, ProjectPaths(root), result
 
 
+@pytest.mark.slow  # runs the whole study
 def test_table3_byte_columns_equal_len_of_real_encodings(run, tmp_path):
     """Rebuild each row's checkpoint independently (fresh fleet, real reports, a real ML-DSA-65 signature) and
     compare every byte column with len() of the encodings."""
@@ -63,6 +64,7 @@ def test_table3_byte_columns_equal_len_of_real_encodings(run, tmp_path):
         assert row["Checkpoint [KiB]"] == pytest.approx(len(data) / 1024)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_each_trial_ran_in_its_own_process_with_rss_from_proc(run):
     settings, _, result = run
     cfg = settings.scaling
@@ -81,6 +83,7 @@ def test_each_trial_ran_in_its_own_process_with_rss_from_proc(run):
         assert (group["total_ns"] >= group["sign_ns"] + group["durable_ns"]).all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_revoking_one_identity_leaves_every_other_attesting(run):
     settings, _, result = run
     iso = result.tables["isolation"].set_index("identities")
@@ -100,6 +103,7 @@ def test_revoking_one_identity_leaves_every_other_attesting(run):
     assert (rekey["epoch"] == 2).all() and (rekey["rekey_us"] > 0).all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_partition_replay_remerges_every_buffered_record(run):
     settings, _, result = run
     replay = result.data["replay"]
@@ -110,6 +114,7 @@ def test_partition_replay_remerges_every_buffered_record(run):
     assert replay.loc[replay["one_window"], "backlog"].unique().tolist() == [window]
 
 
+@pytest.mark.slow  # runs the whole study
 def test_size_budget_crossing_is_straddled_by_real_encodings(run):
     settings, _, result = run
     budget = result.data["budget"]
@@ -120,6 +125,7 @@ def test_size_budget_crossing_is_straddled_by_real_encodings(run):
     assert parts.checkpoint(budget["identities_within_budget"]) == budget["checkpoint_octets_at_limit"]
 
 
+@pytest.mark.slow  # runs the whole study
 def test_outputs_exist_with_the_controller_path_recorded(run):
     settings, paths, result = run
     for relative in ("paper_figs/amort/table3_scaling.csv", "paper_figs/amort/table3_scaling.md",
@@ -177,3 +183,44 @@ def test_worker_reads_its_own_memory_and_fails_with_a_coded_error(tmp_path):
            "warmup_rounds": 0, "verify_reps": 1, "log": str(tmp_path / "log")}
     with pytest.raises(MeasurementError, match="worker exited"):
         scaling.run_worker(job)
+
+
+def test_rekeying_is_decomposed_into_its_parts(run):
+    from pqlab.bench import rekey_parts
+
+    _, paths, result = run
+    rows = result.data["rekey"]
+    columns = [column for column, _, _ in rekey_parts.PARTS.values()]
+    assert (rows[columns] > 0).all().all()
+    summed = rekey_parts.with_sums(rows)
+    assert (summed["exchange_us"] == summed[columns].sum(axis=1)).all()
+    assert (summed["symmetric_us"] == summed[["hkdf_us", "confirm_mac_us", "policy_update_us"]].sum(axis=1)).all()
+    metrics = read_json(paths.derived / "scaling_metrics.json")["rekey_parts"]
+    assert set(metrics["parts_us"]) == set(rekey_parts.PARTS) and set(metrics["sums_us"]) == set(rekey_parts.SUMS)
+    sums = metrics["sums_us"]
+    assert sums["symmetric_us"] < sums["controller_without_signature_us"] < sums["controller_us"] \
+        < sums["exchange_us"]
+    assert metrics["identities"] == len(rows)
+    table = pd.read_csv(paths.root / "paper_figs" / "amort" / "rekey_parts.csv")
+    assert list(table["part"]) == [*rekey_parts.PARTS, *rekey_parts.SUMS, "end_to_end_controller"]
+
+
+def test_rekey_parts_time_the_real_exchange_messages():
+    from pqlab.amort.controller import Controller, ControllerConfig
+    from pqlab.amort.device import Device
+    from pqlab.amort.identity import KEM_ALGORITHM, CertificateAuthority, PublicKey, new_kem_keypair
+    from pqlab.bench import rekey_parts
+    from pqlab.crypto import get_kem
+
+    ca = CertificateAuthority(SigningKey.generate("ML-DSA-65"))
+    key = SigningKey.generate("ML-DSA-65")
+    controller = Controller(b"CTRL-001", key, ca.public, None, ControllerConfig())
+    pair, dev_id = new_kem_keypair(), b"PLC-0001"
+    controller.register(ca.issue(dev_id, pair.public))
+    device = Device(dev_id, pair, PublicKey.of(key), __import__("random").Random(1).randbytes, chain_length=4)
+    request = controller.open_epoch(dev_id, 1000)
+    confirm = device.respond(request)
+    opened = controller.confirm(confirm, 1000)
+    parts = rekey_parts.time_parts(get_kem(KEM_ALGORITHM), pair, request, confirm, opened, key, dev_id, 1)
+    assert set(parts) == {"encaps_us", "decaps_us", "hkdf_us", "confirm_mac_us", "epoch_open_sign_us"}
+    assert all(value > 0 for value in parts.values())

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 
 from pqlab import params
@@ -24,6 +25,7 @@ def _small(project):
     return params.load(path, "smoke")
 
 
+@pytest.mark.slow  # runs the whole study
 def test_study_writes_figures_tables_plots_and_metrics(project):
     settings = _small(project)
     result = sensitivity.run(settings, ProjectPaths(project), workers=1, progress=False)
@@ -64,11 +66,8 @@ def test_cells_below_the_success_threshold_are_marked_with_the_worse_failure_rat
     assert pull["ratio"].iloc[0] == 1.2 and pull["marked"].iloc[0] and pull["failure_rate"].iloc[0] == 0.02
 
 
-def test_cli_sensitivity_rejects_zero_workers(project):
-    import subprocess
-    import sys
+def test_cli_sensitivity_rejects_zero_workers(project, capsys):
+    from pqlab import cli
 
-    done = subprocess.run([sys.executable, "-m", "pqlab.cli", "sensitivity", "--params",
-                           str(project / "params" / "params.yaml"), "--workers", "0"],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "--workers" in done.stderr
+    assert cli.main(["sensitivity", "--params", str(project / "params" / "params.yaml"), "--workers", "0"]) == 2
+    assert "--workers" in capsys.readouterr().err

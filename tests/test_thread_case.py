@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
-import yaml
 
 from pqlab import framing, params
 from pqlab.case.configurations import TABLE1, case_message_sizes, table1_config
 from pqlab.case.device_compute import device_pq_ms, device_pq_ms_by_phase, load_cycles
 from pqlab.errors import ParamsError
-from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
-from pqlab.paths import ProjectPaths
-from pqlab.studies import transport
 from pqlab.thread import reference
 from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.model import Scenario, build_plan, handshake_frames
@@ -93,46 +88,6 @@ def test_which_framing_model_gives_which_counts(project_thread):
         sizes = case_message_sizes(table1_config(name))
         assert sum(framing.frames_for_message(s, fr) for k, s in sizes.items() if k != "Total") == \
             _frames(project_thread, name)
-
-
-def test_study_on_table1_configurations_records_both_channel_priorities(project, repo_root):
-    path = project / "params" / "params.yaml"
-    raw = yaml.safe_load(path.read_text())
-    raw["thread"]["hops"] = [1, 3]
-    raw["thread"]["profiles"]["smoke"]["configurations"] = ["B", "D3"]
-    path.write_text(yaml.safe_dump(raw))
-    settings = params.load(path, "smoke")
-    result = transport.run(settings, ProjectPaths(project), workers=1, progress=False)
-    assert set(result.tables["table1_case_times"]["config"]) == {"B", "D3"}
-    assert not list((project / "data" / "derived").glob("*.parts")), "resume cache left after the stage"
-    metrics = read_json(project / "data" / "derived" / "thread_metrics.json")
-    for variant in ("paper", "source_accurate"):
-        sensitivity = metrics[variant]["channel_priority"]
-        assert sensitivity["configured"] == "node_arrival"
-        for rule in ("node_arrival", "message_age"):
-            assert set(sensitivity[rule]) >= {"drop_in_ratio_3to4hop_min", "drop_in_ratio_3to4hop_max"}
-        assert sensitivity["node_arrival"]["drop_in_ratio_3to4hop_min"] == \
-            metrics[variant]["drop_in_ratio_3to4hop_min"]
-    # B fits: one datagram per message, so every handshake carries its 20 frames at one hop, loss-free
-    grid = pd.read_parquet(project / "data" / "derived" / "thread_grid.parquet")
-    one_hop = grid[(grid["config"] == "B") & (grid["hops"] == 1) & (grid["loss"] == "none") & ~grid["sleepy"]]
-    assert len(one_hop) and (one_hop["frames"] == 20).all()
-
-
-def test_cli_transport_defaults_to_table1_from_the_size_model(project):
-    import subprocess
-    import sys
-
-    path = project / "params" / "params.yaml"
-    raw = yaml.safe_load(path.read_text())
-    raw["thread"]["hops"] = [1]
-    raw["thread"]["profiles"]["smoke"]["configurations"] = ["B", "C1"]
-    path.write_text(yaml.safe_dump(raw))
-    done = subprocess.run([sys.executable, "-m", "pqlab.cli", "transport", "--params", str(path), "--profile",
-                           "smoke", "--workers", "1", "--quiet"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    table = pd.read_csv(project / "paper_figs" / "case" / "table1_case_times.csv")
-    assert sorted(table["config"]) == ["B", "C1"] and (table["time_1hop_none_s"] > 0).all()
 
 
 def _spurious_by_message(plan, run: int) -> list[int]:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pqlab import io, params
 from pqlab.amort import merkle
-from pqlab.amort.errors import AmortError
+from pqlab.amort.errors import AmortError, Code
 from pqlab.case import tlv
 from pqlab.case.tlv import ContextTag, Element, ElementType, TLVError, TLVValueError
 from pqlab.errors import InputError, ParamsError
@@ -32,7 +32,7 @@ def _nested(depth: int, kind: int = 0x16) -> bytes:
     return bytes([kind]) * depth + b"\x18" * depth
 
 
-@pytest.mark.parametrize("depth", [300, 5_000, 100_000])
+@pytest.mark.parametrize("depth", [300, 5_000, pytest.param(100_000, marks=pytest.mark.slow)])  # 100,000: a stress run
 def test_deeply_nested_elements_compare_hash_and_print(depth):
     """From a 600-byte input (depth 300) upwards: no RecursionError in ==, hash or repr."""
     a, b = tlv.decode(_nested(depth)), tlv.decode(_nested(depth))
@@ -154,16 +154,46 @@ def test_decode_of_deep_or_arbitrary_bytes_gives_an_element_or_tlverror(data):
 _maybe_hash = st.one_of(st.binary(min_size=32, max_size=32), st.binary(max_size=40), _junk)
 
 
+def _misuse(*checks: tuple[str, str, object]) -> tuple[type[Exception], str] | None:
+    """The caller-misuse error the verifier must raise first, checking (kind, name, value) in its order: bytes-like
+    values, sizes (a non-negative int, not a bool) and an iterable proof; None when every argument is well formed."""
+    for kind, name, value in checks:
+        if kind == "bytes" and not isinstance(value, (bytes, bytearray, memoryview)):
+            return TypeError, f"{name} must be bytes"
+        if kind == "size" and (isinstance(value, bool) or not isinstance(value, int)):
+            return TypeError, f"{name} must be an int"
+        if kind == "size" and value < 0:
+            return ValueError, f"{name} must be >= 0"
+        if kind == "iterable":
+            try:
+                iter(value)
+            except TypeError:
+                return TypeError, "not iterable"
+    return None
+
+
+def _raises_exactly(call, expected: tuple[type[Exception], str] | None) -> None:
+    """Misuse: exactly the expected built-in error naming the argument. Well-formed input: None or PROOF_FAIL."""
+    try:
+        call()
+    except AmortError as exc:
+        assert expected is None, (expected, exc)
+        assert exc.reason is Code.PROOF_FAIL and exc.field
+    except (TypeError, ValueError) as exc:
+        assert expected is not None and type(exc) is expected[0] and expected[1] in str(exc), (expected, exc)
+    else:
+        assert expected is None
+
+
 @pytest.mark.slow
 @TEN_THOUSAND
 @given(leaf=st.one_of(st.binary(max_size=16), _junk), index=st.one_of(st.integers(-3, 40), _junk),
        size=st.one_of(st.integers(-3, 40), _junk), proof=st.one_of(st.lists(_maybe_hash, max_size=8), _junk),
        head=_maybe_hash)
 def test_verify_inclusion_is_typed(leaf, index, size, proof, head):
-    try:
-        merkle.verify_inclusion(leaf, index, size, proof, head)
-    except (AmortError, ValueError, TypeError):
-        pass
+    expected = _misuse(("bytes", "root", head), ("bytes", "leaf_data", leaf), ("size", "index", index),
+                       ("size", "tree_size", size), ("iterable", "proof", proof))
+    _raises_exactly(lambda: merkle.verify_inclusion(leaf, index, size, proof, head), expected)
 
 
 @pytest.mark.slow
@@ -171,10 +201,9 @@ def test_verify_inclusion_is_typed(leaf, index, size, proof, head):
 @given(old=st.one_of(st.integers(-3, 40), _junk), new=st.one_of(st.integers(-3, 40), _junk),
        old_root=_maybe_hash, new_root=_maybe_hash, proof=st.one_of(st.lists(_maybe_hash, max_size=8), _junk))
 def test_verify_consistency_is_typed(old, new, old_root, new_root, proof):
-    try:
-        merkle.verify_consistency(old, new, old_root, new_root, proof)
-    except (AmortError, ValueError, TypeError):
-        pass
+    expected = _misuse(("bytes", "old_root", old_root), ("bytes", "new_root", new_root), ("size", "old_size", old),
+                       ("size", "new_size", new), ("iterable", "proof", proof))
+    _raises_exactly(lambda: merkle.verify_consistency(old, new, old_root, new_root, proof), expected)
 
 
 _REPO_RAW = yaml.safe_load(open(__file__.replace("tests/test_typed_errors.py", "params/params.yaml")))

@@ -67,7 +67,7 @@ def _settings_and_paths(args: argparse.Namespace):
 
     settings = params.load(args.params, args.profile)
     root = Path(args.out_dir) if getattr(args, "out_dir", None) else params.project_root(args.params)
-    return settings, ProjectPaths(root.resolve())
+    return settings, ProjectPaths(root.resolve(), Path(args.params).resolve().parent)  # inputs: --params' folder
 
 
 def _print_written(result) -> None:
@@ -241,7 +241,8 @@ def _report(args: argparse.Namespace) -> int:
     from pqlab.paths import ProjectPaths
     from pqlab.studies import report
 
-    result = report.run(None, ProjectPaths(Path(args.root).resolve()))
+    root = Path(args.root).resolve()
+    result = report.run(None, ProjectPaths(Path(args.out_dir).resolve() if args.out_dir else root, root / "params"))
     _print_written(result)
     return 0
 
@@ -437,7 +438,9 @@ def build_parser() -> argparse.ArgumentParser:
     fz.set_defaults(func=_amort_fuzz)
 
     rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
-    rep.add_argument("--root", default=".", help="project folder")
+    rep.add_argument("--root", default=".", help="project folder (params/paper_reference.yaml is read from it)")
+    rep.add_argument("--out-dir", help="folder holding the stages' data/ and paper_figs/, where REPORT.md is written "
+                     "(default: --root)")
     rep.set_defaults(func=_report)
     scale = sub.add_parser("scaling", help="run AMORT-V1 fleet scaling (Table III), isolation, re-keying and "
                            "partition replay")

@@ -18,6 +18,8 @@ The error convention of pqlab:
   ``dvc repro``) prints such an error as the one line of :func:`one_line` and exits with status 2.
 * **Simulator failures are SimulationError**, whose code is the name of a ``sim_status`` value returned by the
   Thread simulator's C core (``lib/pqlab/thread/sim_core.h``, with a strerror-like table mapped by the binding).
+* **Control-cycle harness failures are CycleError**; when its C loop refuses an argument or fails, the code is the
+  name of the ``pq_cycle_status`` value (``lib/pqlab/bench/cycle/cycle_core.h``) and the field names the argument.
 * Control flow never depends on catching KeyError.
 """
 
@@ -103,6 +105,18 @@ class SimulationError(PqlabError):
     def __init__(self, status: str, message: str) -> None:
         self.code = status
         super().__init__(message, field="thread simulator")
+
+
+class CycleError(PqlabError):
+    """The control-cycle harness could not run as configured (CPU, evidence path, background signer, an argument
+    out of range): ``code`` is the C loop's pq_cycle_status name when the loop said so, else CYCLE_UNAVAILABLE."""
+
+    code = "CYCLE_UNAVAILABLE"
+
+    def __init__(self, message: str, *, field: str | None = None, code: str | None = None) -> None:
+        if code:
+            self.code = code
+        super().__init__(message, field=field)
 
 
 class InputError(PqlabError):

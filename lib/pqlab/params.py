@@ -89,6 +89,9 @@ class CostsParams(_Strict):
     # native_iterations calls each (0 batches: not measured)
     native_batches: int = Field(default=50, ge=0, le=100_000)
     native_iterations: int = Field(default=2000, ge=1, le=10_000_000)
+    # Table I's symmetric rows timed in a C loop over libcrypto: per trial ``reps`` samples, each the mean of
+    # c_loop_batch back-to-back calls minus the loop's own cost (pqlab.bench.symmetric_timing)
+    c_loop_batch: int = Field(default=16, ge=1, le=1 << 24)
 
 
 TABLE1_NAMES = ("B", "D1", "D2", "D3", "D4", "S1", "S2", "S3", "S4", "S5", "C1", "C2", "C3", "C4", "C5")
@@ -607,11 +610,13 @@ class AmortBaseline(_Strict):
 
 
 class AmortModelInputs(_Strict):
-    """Which rows of the cost study (``data/derived/costs_stats.parquet``, column ``op_id``) feed Eq. 1.
+    """Which rows of the cost study (``data/derived/costs_stats.parquet``, column ``op_id``) feed Eq. 1 as published.
 
-    ``mac`` and ``leaf`` are read when the sweep runs on the reference model, ``native_mac`` and ``native_leaf``
-    (the C path's own primitives, timed in C) when it runs on the native path: Eq. 1's per-report term is then
-    the work that path does. The signature row is ``sign_<signer>`` on the backend the sweep signs with."""
+    ``mac`` and ``leaf`` are Table I's rows (timed in C when the C loop is built), ``fsync`` its 4 KiB
+    write+fsync; the signature row is ``sign_<signer>`` on the backend the sweep signs with. Eq. 1 with the path's
+    own terms measures its per-report, per-checkpoint and fsync terms on the path itself (the stage's probes).
+    ``native_mac`` and ``native_leaf`` name the C fast path's own primitives (keyed-context HMAC, leaf + one
+    interior hash), which ``pqlab whatif amort`` takes as the per-report terms on the native path."""
 
     mac: str = "hmac_sha256"
     leaf: str = "merkle_leaf_interior"
@@ -641,8 +646,19 @@ class AmortisationParams(_Strict):
     disclosure_tag: bool = True                            # reports carry both tags (117 octets)
     warmup_reports: int = Field(default=16, ge=0, le=1_000_000)
     trials: int = Field(default=3, ge=1, le=1000)          # sweep trials per point (paper: five)
-    min_reports: int = Field(default=128, ge=1, le=10_000_000)     # per point: at least this many reports ...
-    min_checkpoints: int = Field(default=4, ge=1, le=1_000_000)   # ... and at least this many checkpoints
+    min_reports: int = Field(default=128, ge=1, le=10_000_000)     # per point over its trials: at least this many
+    min_checkpoints: int = Field(default=4, ge=1, le=1_000_000)   # reports, and in each trial this many checkpoints
+    # adaptive sizing: each point's amortised mean to +-target_half_width_pct (95 % CI) within sweep_budget_s of
+    # wall time (probes included); points on the backends beside the main one (k first and last) to +-beside_...
+    target_half_width_pct: float = Field(default=3.0, gt=0.0, le=100.0)
+    beside_half_width_pct: float = Field(default=10.0, gt=0.0, le=100.0)
+    sweep_budget_s: float = Field(default=100.0, gt=0.0, le=1e6)
+    max_checkpoints: int = Field(default=50_000, ge=1, le=10_000_000)  # per point and trial
+    # Eq. 1's terms on the path itself, every trial: checkpoints at the smallest and the largest k (nothing signed
+    # or written), and appends + fsyncs of every real checkpoint size
+    path_probe_small: int = Field(default=200, ge=2, le=1_000_000)
+    path_probe_large: int = Field(default=4, ge=2, le=100_000)
+    fsync_probe_reps: int = Field(default=50, ge=2, le=1_000_000)
     omission_trials: int = Field(default=25, ge=1, le=100_000)    # per interval and strategy (paper: 200)
     omission_strategies: tuple[Literal["declared", "trimmed"], ...] = Field(default=("declared", "trimmed"),
                                                                            min_length=1)

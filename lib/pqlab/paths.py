@@ -1,4 +1,4 @@
-"""Where a project's outputs live, derived from its root (the folder holding ``params/``)."""
+"""Where a project's outputs live (its root, or ``--out-dir``) and where its inputs come from (``params/``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,28 @@ from pqlab.io import ensure_writable_dir
 
 @dataclass(frozen=True)
 class ProjectPaths:
-    """The output folders of one project tree."""
+    """The output folders of one project tree, and the ``params/`` folder its inputs are read from.
+
+    ``root`` is where outputs go (``--out-dir``); ``params_dir`` defaults to ``root/params`` and is the folder of
+    the ``--params`` file when the two differ, so an output folder never has to hold inputs.
+    """
 
     root: Path
+    params_dir: Path | None = None  # None: root / "params"
+
+    @property
+    def inputs(self) -> Path:
+        """The ``params/`` folder the inputs are read from."""
+        return self.params_dir if self.params_dir is not None else self.root / "params"
+
+    @property
+    def project(self) -> Path:
+        """The project the inputs belong to (the parent of ``params/``): relative input paths start here."""
+        return self.inputs.parent
+
+    def input(self, name: str) -> Path:
+        """An input file of ``params/`` (a cycle table, the paper reference), never one from the output folder."""
+        return self.inputs / name
 
     @property
     def raw(self) -> Path:
@@ -41,7 +60,7 @@ class ProjectPaths:
 
     @property
     def paper_reference(self) -> Path:
-        return self.root / "params" / "paper_reference.yaml"
+        return self.input("paper_reference.yaml")
 
     def check_writable(self, *folders: Path) -> None:
         """Fail before any work starts if an output folder cannot be written."""

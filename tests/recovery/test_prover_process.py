@@ -6,6 +6,8 @@ import pytest
 
 from pqlab.amort.recovery import trials
 
+pytestmark = pytest.mark.xdist_group("tpm")  # one worker: one session swtpm and key set for all of them
+
 R = 64
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shutil
 
 import pandas as pd
 import pytest
@@ -34,6 +35,7 @@ def result(project):
     return settings, recovery.run(settings, ProjectPaths(project), progress=False)
 
 
+@pytest.mark.slow  # runs the whole study
 def test_every_output_is_written(result, project):
     _, run = result
     names = {p.relative_to(project).as_posix() for p in run.files}
@@ -44,6 +46,7 @@ def test_every_output_is_written(result, project):
     assert len(trials) == 6 and trials["killed_by_sigkill"].all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_table4_counts_come_from_the_trials(result):
     settings, run = result
     table = run.tables["table4_recovery"].set_index(["scenario", "arm"])
@@ -55,6 +58,7 @@ def test_table4_counts_come_from_the_trials(result):
     assert (table["killed by SIGKILL"] == f"{n}/{n}").all()
 
 
+@pytest.mark.slow  # runs the whole study
 def test_metrics_cover_every_report_row_and_name_the_software_tpm(result, project):
     assert result[1].metrics["window"] == 64
     m = read_json(project / "data/derived/recovery_metrics.json")
@@ -68,8 +72,12 @@ def test_metrics_cover_every_report_row_and_name_the_software_tpm(result, projec
     assert len(mine) >= 20 and mine["here"].notna().all()
 
 
-def test_the_cli_runs_the_stage_and_reports_a_missing_tpm_in_one_line(project, capsys):
+@pytest.mark.slow  # runs the whole study
+def test_the_cli_runs_the_stage_and_reports_a_missing_tpm_in_one_line(tmp_path, capsys):
+    """In a project of its own: the module's study outputs stay those of the `result` fixture."""
     require_tpm()
+    project = tmp_path
+    shutil.copytree(REPO / "params", project / "params")
     assert cli.main(["recovery", "--params", str(project / "params" / "params.yaml"), "--profile", "smoke",
                      "--quiet"]) == 0
     assert "table4" not in capsys.readouterr().err

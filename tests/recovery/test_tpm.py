@@ -18,6 +18,8 @@ from pqlab.amort.recovery.tpm import NvCounter, check_index, parse_tcti
 from pqlab.errors import TpmUnavailableError
 from tests.recovery.conftest import require_tpm
 
+pytestmark = pytest.mark.xdist_group("tpm")  # one worker: one session swtpm and key set for all of them
+
 SECRETS = EpochSecrets(1, bytes(range(32)), bytes(range(32, 64)), 64, 16, 1)
 
 

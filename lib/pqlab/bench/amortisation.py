@@ -76,15 +76,33 @@ def epoch_keys(n_devices: int, epoch: int = 1) -> dict[bytes, bytes]:
     return keys
 
 
+class ReportSource:
+    """Up to ``total`` reports in order, round-robin over fast-path devices in epoch 1, built on demand between
+    timed checkpoints (never inside a timed interval), so a long sweep point holds one segment in memory."""
+
+    def __init__(self, path: str, keys: dict[bytes, bytes], total: int, rng: np.random.Generator,
+                 disclosure_tag: bool = True) -> None:
+        n = len(keys)
+        self.devices = [fastpath.open_device(path, dev, 1, k_evid, rng.bytes(32), chain_length=total // n + 2)
+                        for dev, k_evid in keys.items()]
+        self.digests = [rng.bytes(32) for _ in range(16)]
+        self.disclosure_tag = disclosure_tag
+        self.total, self.made = total, 0
+
+    def take(self, count: int) -> list[bytes]:
+        """The next ``count`` reports (ValueError beyond ``total``)."""
+        if count < 0 or self.made + count > self.total:
+            raise ValueError(f"{count} more reports requested, {self.total - self.made} left")
+        n, start = len(self.devices), self.made
+        self.made += count
+        return [self.devices[i % n].report(self.digests[i % 16], 1_000 * (i + 1), disclosure_tag=self.disclosure_tag)
+                for i in range(start, start + count)]
+
+
 def make_reports(path: str, keys: dict[bytes, bytes], total: int, rng: np.random.Generator,
                  disclosure_tag: bool = True) -> list[bytes]:
     """``total`` reports, round-robin over fast-path devices in epoch 1 (built before any timing starts)."""
-    n = len(keys)
-    devices = [fastpath.open_device(path, dev, 1, k_evid, rng.bytes(32), chain_length=total // n + 2)
-               for dev, k_evid in keys.items()]
-    digests = [rng.bytes(32) for _ in range(16)]
-    return [devices[i % n].report(digests[i % 16], 1_000 * (i + 1), disclosure_tag=disclosure_tag)
-            for i in range(total)]
+    return ReportSource(path, keys, total, rng, disclosure_tag).take(total)
 
 
 def framed(reports: list[bytes], k: int) -> list[list[bytes]]:
@@ -107,45 +125,59 @@ def _log(baseline: Baseline) -> DurableLog | None:
     return DurableLog(name)
 
 
-def run_point(path: str, baseline: Baseline, key: SigningKey, keys: dict[bytes, bytes], k: int, checkpoints: int,
-              rng: np.random.Generator, *, disclosure_tag: bool = True, warmup_reports: int = 16) -> list[dict]:
+SEGMENT_REPORTS = 1 << 16  # reports built at a time between timed checkpoints
+
+
+def run_point(path: str, baseline: Baseline, key: SigningKey | None, keys: dict[bytes, bytes], k: int,
+              checkpoints: int, rng: np.random.Generator, *, disclosure_tag: bool = True, warmup_reports: int = 16,
+              fixed_signature: bytes | None = None) -> list[dict]:
     """One sweep point: a fresh controller on ``path``; one untimed warm-up checkpoint of min(k, warmup_reports)
-    reports, then ``checkpoints`` timed checkpoints of ``k`` reports each. One row per timed checkpoint."""
+    reports, then ``checkpoints`` timed checkpoints of ``k`` reports each. One row per timed checkpoint.
+
+    With ``fixed_signature`` nothing is signed or written: every checkpoint commits those octets (the controller
+    never checks its own signature), so the rows time the path's own work — ingest, body and commit — alone."""
+    if fixed_signature is None and key is None:
+        raise ValueError("run_point signs with key: give a SigningKey or a fixed_signature")
     warm = min(k, warmup_reports)
-    reports = make_reports(path, keys, warm + k * checkpoints, rng, disclosure_tag)
-    warm_up, timed = framed(reports[:warm], max(warm, 1)), framed(reports[warm:], k)
+    source = ReportSource(path, keys, warm + k * checkpoints, rng, disclosure_tag)
     ctl = fastpath.open_controller(path, controller_id=CONTROLLER_ID, sig_alg=baseline.signer)
     for dev, k_evid in keys.items():
         ctl.register_epoch(dev, 1, k_evid)
-    signer, secret, context = key.signer, key.secret, fastpath.CHECKPOINT_CONTEXT
+    context = fastpath.CHECKPOINT_CONTEXT
+
+    def sign(body: bytes) -> bytes:
+        return fixed_signature if fixed_signature is not None else key.signer.sign(key.secret, body, context)
+
     clock = time.perf_counter_ns
-    log = _log(baseline)
+    log = _log(baseline) if fixed_signature is None else None
     rows = []
     try:
-        for chunks in warm_up:
+        for chunks in framed(source.take(warm), max(warm, 1)):
             for chunk in chunks:
                 _check(ctl.ingest(chunk))
-            signed = ctl.commit(signer.sign(secret, ctl.checkpoint_body(), context))
+            signed = ctl.commit(sign(ctl.checkpoint_body()))
             if log is not None:
                 log.append(signed)
-        for index, chunks in enumerate(timed):
-            t0 = clock()
-            verdicts = [ctl.ingest(chunk) for chunk in chunks]
-            t1 = clock()
-            body = ctl.checkpoint_body()
-            t2 = clock()
-            signature = signer.sign(secret, body, context)
-            t3 = clock()
-            signed = ctl.commit(signature)
-            t4 = clock()
-            if log is not None:
-                log.append(signed)
-            t5 = clock()
-            for v in verdicts:
-                _check(v)
-            rows.append({"checkpoint": index, "reports": k, "ingest_ns": t1 - t0, "body_ns": t2 - t1,
-                         "sign_ns": t3 - t2, "commit_ns": t4 - t3, "write_ns": t5 - t4, "total_ns": t5 - t0,
-                         "checkpoint_octets": len(signed)})
+        per_segment = max(1, SEGMENT_REPORTS // k)
+        while len(rows) < checkpoints:
+            for chunks in framed(source.take(k * min(per_segment, checkpoints - len(rows))), k):
+                t0 = clock()
+                verdicts = [ctl.ingest(chunk) for chunk in chunks]
+                t1 = clock()
+                body = ctl.checkpoint_body()
+                t2 = clock()
+                signature = sign(body)
+                t3 = clock()
+                signed = ctl.commit(signature)
+                t4 = clock()
+                if log is not None:
+                    log.append(signed)
+                t5 = clock()
+                for v in verdicts:
+                    _check(v)
+                rows.append({"checkpoint": len(rows), "reports": k, "ingest_ns": t1 - t0, "body_ns": t2 - t1,
+                             "sign_ns": t3 - t2, "commit_ns": t4 - t3, "write_ns": t5 - t4, "total_ns": t5 - t0,
+                             "checkpoint_octets": len(signed)})
     finally:
         if log is not None:
             log.close()
@@ -180,18 +212,23 @@ def sweep(path: str, baselines: list[Baseline], ks: list[int], trials: int, seed
                 _, checkpoints = reports_per_point(k, min_reports, min_checkpoints)
                 rows = run_point(path, baseline, key, keys, k, checkpoints, rng, disclosure_tag=disclosure_tag,
                                  warmup_reports=warmup_reports)
-                frame = pd.DataFrame(rows)
-                frame.insert(0, "k", k)
-                frame.insert(0, "trial", trial)
-                for name, value in (("storage", baseline.storage), ("durable_log", baseline.durable_log),
-                                    ("backend", baseline.backend), ("signer", baseline.signer),
-                                    ("label", baseline.label), ("scheme", baseline.scheme)):
-                    frame.insert(0, name, value)
-                frames.append(frame)
+                frames.append(point_frame(rows, baseline, k, trial))
                 bar.update()
     raw = pd.concat(frames, ignore_index=True)
     raw["path"] = path
     return raw
+
+
+def point_frame(rows: list[dict], baseline: Baseline, k: int, trial: int) -> pd.DataFrame:
+    """One point's checkpoint rows with the baseline's columns in front."""
+    frame = pd.DataFrame(rows)
+    frame.insert(0, "k", k)
+    frame.insert(0, "trial", trial)
+    for name, value in (("storage", baseline.storage), ("durable_log", baseline.durable_log),
+                        ("backend", baseline.backend), ("signer", baseline.signer),
+                        ("label", baseline.label), ("scheme", baseline.scheme)):
+        frame.insert(0, name, value)
+    return frame
 
 
 def per_trial(raw: pd.DataFrame) -> pd.DataFrame:

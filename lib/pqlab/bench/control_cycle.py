@@ -18,22 +18,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from tqdm.auto import tqdm
 
 from pqlab import crypto
 from pqlab.bench import _cycle
-from pqlab.errors import PqlabError
+from pqlab.errors import CycleError, PqlabError
 from pqlab.params import ControlCycleParams, CycleConfiguration
 
 POLICIES = {getattr(os, name): name for name in ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH",
                                                  "SCHED_IDLE") if hasattr(os, name)}
 STATE_OCTETS = 4096  # §V-I: the experiments measure a 4 KiB cached representation of software state
-
-
-class CycleError(PqlabError):
-    """The control-cycle harness could not run as configured (CPU, evidence path, background signer)."""
-
-    code = "CYCLE_UNAVAILABLE"
 
 
 @dataclass(frozen=True)
@@ -143,8 +138,8 @@ def run_configuration(name: str, configuration: CycleConfiguration, cfg: Control
                 stack.enter_context(signer)
             raw = _cycle.run(cfg.period_us * 1000, cfg.cycles, cfg.warmup_cycles, cpu, cfg.realtime,
                              cfg.fifo_priority, cfg.workload_blocks, every, spec)
-    except ValueError as exc:
-        raise CycleError(str(exc), field=f"control_cycle.configurations.{name}") from exc
+    except CycleError as exc:
+        raise CycleError(str(exc), field=f"control_cycle.configurations.{name}", code=exc.code) from exc
     steal_after = steal_ticks(cpu)
     latency = np.frombuffer(raw.pop("latency_ns"), dtype=np.int64)
     work = np.frombuffer(raw.pop("work_ns"), dtype=np.int64)
@@ -198,23 +193,57 @@ def deadline_ns(cfg: ControlCycleParams) -> int:
     return 1000 * (cfg.deadline_us if cfg.deadline_us is not None else cfg.period_us)
 
 
+TAILS = (("p50", 50), ("p99", 99), ("p999", 99.9))
+
+
+def _tails(values_ns: np.ndarray, prefix: str) -> dict[str, float]:
+    us = np.asarray(values_ns, dtype=float) / 1000.0
+    out = {f"{prefix}{name}_us": float(np.percentile(us, q)) for name, q in TAILS}
+    out[f"{prefix}max_us"] = float(us.max())
+    return out
+
+
 def summarise(samples: pd.DataFrame, cfg: ControlCycleParams) -> pd.DataFrame:
-    """Per configuration: cycles, response p50 / p99 / p99.9 / max (µs), deadline misses, median execution."""
+    """Per configuration: cycles, response p50 / p99 / p99.9 / max (µs), deadline misses, and the response split
+    into its two parts with the same percentiles: the timer wake-up latency (wake − scheduled release, the host's)
+    and the execution time (scan + evidence, the work)."""
     limit = deadline_ns(cfg)
     rows = []
     for name, group in samples.groupby("configuration", sort=False, observed=True):
-        response = group["response_ns"].to_numpy() / 1000.0
         evid = group.loc[group["evidence"], "evidence_ns"].to_numpy() / 1000.0
-        p50, p99, p999 = np.percentile(response, [50, 99, 99.9])
         rows.append({
             "configuration": name, "label": cfg.configurations[name].label, "cycles": len(group),
             "evidence_cycles": int(group["evidence"].sum()),
-            "p50_us": p50, "p99_us": p99, "p999_us": p999, "max_us": float(response.max()),
+            **_tails(group["response_ns"].to_numpy(), ""),
             "deadline_misses": int((group["response_ns"] > limit).sum()),
-            "latency_p50_us": float(np.median(group["latency_ns"]) / 1000.0),
-            "execution_p50_us": float(np.median(group["execution_ns"]) / 1000.0),
+            **_tails(group["latency_ns"].to_numpy(), "latency_"),
+            **_tails(group["execution_ns"].to_numpy(), "execution_"),
             "evidence_p50_us": float(np.median(evid)) if len(evid) else float("nan"),
         })
+    return pd.DataFrame(rows)
+
+
+def added_cost(samples: pd.DataFrame, cfg: ControlCycleParams, resamples: int = 2000,
+               confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """What evidence adds to a scan's execution time, independent of the host's wake-up latency: the median
+    execution of the configurations with one tag, and with two tags + chain step, on every cycle minus the
+    baseline's, with a percentile-bootstrap interval (scipy, both samples resampled)."""
+    rows = []
+    base_names = [n for n, c in cfg.configurations.items() if c.tags == 0 and not c.background_signer]
+    base = samples.loc[samples["configuration"].isin(base_names), "execution_ns"].to_numpy() / 1000.0
+    for tags, what in ((1, "one_tag"), (2, "two_tags_chain")):
+        names = [n for n, c in cfg.configurations.items()
+                 if c.tags == tags and c.every_cycle and not c.background_signer]
+        mine = samples.loc[samples["configuration"].isin(names), "execution_ns"].to_numpy() / 1000.0
+        if not len(mine) or not len(base):
+            continue
+        boot = stats.bootstrap((mine, base), lambda a, b, axis: np.median(a, axis=axis) - np.median(b, axis=axis),
+                               n_resamples=resamples, confidence_level=confidence, method="percentile",
+                               vectorized=True, rng=np.random.default_rng(seed + tags))
+        rows.append({"tags": tags, "what": what, "configurations": ", ".join(names), "scans": len(mine),
+                     "baseline_scans": len(base), "added_us": float(np.median(mine) - np.median(base)),
+                     "added_lo_us": float(boot.confidence_interval.low),
+                     "added_hi_us": float(boot.confidence_interval.high)})
     return pd.DataFrame(rows)
 
 

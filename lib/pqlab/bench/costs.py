@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 from pqlab import crypto
 from pqlab.amort import native
 from pqlab.amort.merkle import leaf_hash, node_hash
+from pqlab.bench import symmetric_timing as symmetric
 from pqlab.bench.harness import empty_call_overhead_ns, time_calls
 from pqlab.params import CostsParams, StudyParams
 from pqlab.stats import compare, quantile_cis
@@ -31,6 +32,17 @@ NATIVE_OPERATIONS = {
                                     ("leaf_ns", "node_ns")),
 }
 FREQUENCIES = (PER_REPORT, PER_EPOCH, PER_CHECKPOINT)
+C_LOOP_BACKEND = "libcrypto"  # Table I's symmetric rows timed in a C loop (pqlab.bench.symmetric_timing)
+PYTHON_BACKEND = "hashlib"    # the same operations timed from Python: Table I's second, labelled column
+# the C rows: op_id -> (label, algorithm, in Table I)
+C_LOOP_OPERATIONS = {
+    symmetric.HMAC: ("HMAC-SHA-256, {record}-octet record", "HMAC-SHA-256", True),  # key applied per call
+    symmetric.LEAF_INTERIOR: ("Merkle leaf and interior hash", "SHA-256 (RFC 6962)", True),
+    symmetric.HMAC_KEYED: ("HMAC-SHA-256, {record}-octet record (C loop, keyed context restarted per record)",
+                           "HMAC-SHA-256", False),
+    symmetric.HMAC_ONESHOT: ("HMAC-SHA-256, {record}-octet record (C loop, EVP_Q_mac one-shot call)",
+                             "HMAC-SHA-256", False),
+}
 
 Prepared = tuple[Callable[[], object], Callable[[], None]]
 
@@ -57,8 +69,8 @@ def _hmac_op(cfg: CostsParams) -> Operation:
         key, record = rng.bytes(32), rng.bytes(cfg.record_octets)
         return (lambda: hmac.digest(key, record, "sha256")), _nothing
 
-    return Operation("hmac_sha256", f"HMAC-SHA-256, {cfg.record_octets}-octet record", PER_REPORT,
-                     "HMAC-SHA-256", "hashlib", False, prepare)
+    return Operation("hmac_sha256", f"HMAC-SHA-256, {cfg.record_octets}-octet record (Python hmac.digest)",
+                     PER_REPORT, "HMAC-SHA-256", PYTHON_BACKEND, False, prepare)
 
 
 def _merkle_op(cfg: CostsParams) -> Operation:
@@ -66,8 +78,8 @@ def _merkle_op(cfg: CostsParams) -> Operation:
         record, sibling = rng.bytes(cfg.record_octets), rng.bytes(32)
         return (lambda: node_hash(sibling, leaf_hash(record))), _nothing
 
-    return Operation("merkle_leaf_interior", "Merkle leaf and interior hash", PER_REPORT,
-                     "SHA-256 (RFC 6962)", "hashlib", False, prepare)
+    return Operation("merkle_leaf_interior", "Merkle leaf and interior hash (Python hashlib)", PER_REPORT,
+                     "SHA-256 (RFC 6962)", PYTHON_BACKEND, False, prepare)
 
 
 def _kem_ops(cfg: CostsParams) -> list[Operation]:
@@ -130,12 +142,14 @@ def table1_operations(cfg: CostsParams) -> list[Operation]:
 
 
 def comparison_operations(cfg: CostsParams, already: list[Operation]) -> list[Operation]:
-    """``comparison_signer`` signing on every backend present that Table I does not already time."""
+    """Every Table I signer (and ``comparison_signer``) on every other backend present: the paper's library is
+    the main row when present, the others are timed beside it for the claims that depend on the library."""
     timed = {(op.algorithm, op.backend) for op in already}
+    signers = list(dict.fromkeys([*cfg.signers, cfg.comparison_signer]))
     return [
-        sign_operation(cfg, cfg.comparison_signer, name)
-        for name in crypto.backends_offering(cfg.comparison_signer)
-        if (cfg.comparison_signer, name) not in timed
+        sign_operation(cfg, algorithm, name)
+        for algorithm in signers for name in crypto.backends_offering(algorithm)
+        if (algorithm, name) not in timed
     ]
 
 
@@ -143,8 +157,8 @@ def backend_versions(operations: list[Operation]) -> dict[str, str]:
     """Version string of every backend the operations use."""
     versions: dict[str, str] = {}
     for op in operations:
-        if op.backend == "hashlib":
-            versions["hashlib"] = ssl.OPENSSL_VERSION
+        if op.backend == PYTHON_BACKEND:
+            versions[PYTHON_BACKEND] = ssl.OPENSSL_VERSION
         elif op.backend == "os":
             versions["os"] = os.uname().release
         else:
@@ -165,6 +179,19 @@ def native_samples(cfg: CostsParams, module: Any, trial: int) -> list[pd.DataFra
     }) for op_id, (label, algorithm, fields) in NATIVE_OPERATIONS.items()]
 
 
+def c_loop_samples(cfg: CostsParams, rng: np.random.Generator, trial: int) -> list[pd.DataFrame]:
+    """One trial of Table I's symmetric operations timed in the C loop: ``reps`` samples per operation, each the
+    mean of ``c_loop_batch`` calls; ``overhead_ns`` is the loop's own cost per call measured in the same rounds."""
+    inputs = symmetric.Inputs(rng.bytes(32), rng.bytes(cfg.record_octets), rng.bytes(32))
+    gross = symmetric.measure(tuple(C_LOOP_OPERATIONS), inputs, cfg.c_loop_batch, cfg.reps)
+    loop = float(np.median(gross[symmetric.EMPTY]))
+    return [pd.DataFrame({
+        "op_id": op_id, "operation": label.format(record=cfg.record_octets), "frequency": PER_REPORT,
+        "algorithm": algorithm, "backend": C_LOOP_BACKEND, "in_table1": in_table1, "trial": trial,
+        "rep": np.arange(cfg.reps), "ns": gross[op_id], "overhead_ns": loop,
+    }) for op_id, (label, algorithm, in_table1) in C_LOOP_OPERATIONS.items()]
+
+
 def _native_note(cfg: CostsParams, measured: bool, status: str) -> str:
     if measured:
         return f"timed in C by {status}: batch means of {cfg.native_iterations} calls"
@@ -179,18 +206,24 @@ def measure(settings: StudyParams, data_dir: Path, progress: bool = True) -> tup
     cfg = settings.costs
     table1 = table1_operations(cfg)
     operations = table1 + comparison_operations(cfg, table1)
-    in_table1 = {op.op_id + "@" + op.backend for op in table1}
+    c_loop_ok, c_loop_status = symmetric.status()
+    in_table1 = {op.op_id + "@" + op.backend for op in table1
+                 if not (c_loop_ok and op.backend == PYTHON_BACKEND)}  # the C loop's rows replace them
     native_ok, native_status = native.status()
     module = native.load() if native_ok and cfg.native_batches else None
     rng = np.random.default_rng(settings.seed)
     frames = []
     overheads = []
     data_dir.mkdir(parents=True, exist_ok=True)
-    steps = tqdm(total=cfg.trials * (len(operations) + (module is not None)), desc="cost characterisation",
-                 disable=not progress)
+    steps = tqdm(total=cfg.trials * (len(operations) + (module is not None) + c_loop_ok),
+                 desc="cost characterisation", disable=not progress)
     for trial in range(cfg.trials):
         overhead = empty_call_overhead_ns(reps=max(cfg.reps, 1000))
         overheads.append(overhead)
+        if c_loop_ok:  # first, so Table I's rows keep the paper's order
+            steps.set_postfix_str(f"trial {trial + 1}: Table I symmetric operations [C loop]")
+            frames.extend(c_loop_samples(cfg, rng, trial))
+            steps.update()
         for op in operations:
             steps.set_postfix_str(f"trial {trial + 1}: {op.label} [{op.backend}]")
             reps = cfg.reps_slow if op.slow else cfg.reps
@@ -216,11 +249,17 @@ def measure(settings: StudyParams, data_dir: Path, progress: bool = True) -> tup
     versions = backend_versions(operations)
     if module is not None:
         versions[NATIVE_BACKEND] = module.openssl_version()
+    if c_loop_ok:
+        versions[C_LOOP_BACKEND] = c_loop_status
     metadata = {
         "study": "amort_costs",
         "backends": versions,
+        "comparison_signer": cfg.comparison_signer,
         "empty_call_overhead_ns_per_trial": overheads,
         "native_primitives": _native_note(cfg, module is not None, native_status),
+        "symmetric_rows": (f"timed in a C loop over {c_loop_status}: batch means of {cfg.c_loop_batch} calls, the "
+                           "loop's own cost measured in the same rounds and subtracted; Python-timed beside them"
+                           if c_loop_ok else f"timed from Python (the C loop is unavailable: {c_loop_status})"),
     }
     return raw, metadata
 
@@ -245,6 +284,12 @@ def summarise(raw: pd.DataFrame, settings: StudyParams) -> pd.DataFrame:
     return stats
 
 
+def compare_all_backends(raw: pd.DataFrame, algorithms: list[str]) -> pd.DataFrame:
+    """:func:`compare_backends` for every algorithm signed on more than one backend, one table."""
+    frames = [compare_backends(raw, algorithm) for algorithm in dict.fromkeys(algorithms)]
+    return pd.concat(frames, ignore_index=True)
+
+
 def compare_backends(raw: pd.DataFrame, algorithm: str) -> pd.DataFrame:
     """Every pair of backends that signed with ``algorithm``: median ratio, Mann–Whitney U, Cliff's δ."""
     samples = raw[raw["op_id"] == f"sign_{algorithm}"]
@@ -266,37 +311,86 @@ def compare_backends(raw: pd.DataFrame, algorithm: str) -> pd.DataFrame:
 
 
 def table1(stats: pd.DataFrame) -> pd.DataFrame:
-    """The Table I view: one row per operation on its chosen backend, in µs."""
+    """The Table I view: one row per operation on its chosen backend, in µs; the symmetric rows (timed in C)
+    carry the same operation timed from Python as a second, labelled column."""
     view = stats[stats["in_table1"]]
     columns = {
         "operation": "Operation", "frequency": "Frequency", "backend": "Backend", "n": "n",
         "median": "Median [µs]", "median_lo": "Median CI low", "median_hi": "Median CI high",
         "p95": "p95 [µs]", "p99": "p99 [µs]", "p99_lo": "p99 CI low", "p99_hi": "p99 CI high",
     }
-    return view[list(columns)].rename(columns=columns).reset_index(drop=True)
+    out = view[list(columns)].rename(columns=columns).reset_index(drop=True)
+    python = stats[(stats["backend"] == PYTHON_BACKEND) & ~stats["in_table1"]].set_index("op_id")
+    ids = view["op_id"].reset_index(drop=True)
+    out["Python-timed median [µs]"] = ids.map(python["median"]) if len(python) else np.nan
+    out["Python-timed p99 [µs]"] = ids.map(python["p99"]) if len(python) else np.nan
+    return out
+
+
+def _row(row: Any) -> dict[str, Any]:
+    return {"median_us": round(row.median, 4), "p95_us": round(row.p95, 4), "p99_us": round(row.p99, 4),
+            "backend": row.backend, "n": int(row.n)}
+
+
+def reference_operations(stats: pd.DataFrame, metadata: dict[str, Any]) -> dict[str, Any]:
+    """Table I's symmetric rows as timed in C: the reference operations for comparing timings across machines
+    (median and p99 with their bootstrap intervals)."""
+    rows = stats[stats["in_table1"] & (stats["backend"] == C_LOOP_BACKEND)]
+    return {row.op_id: {"median_us": round(row.median, 4), "median_lo_us": round(row.median_lo, 4),
+                        "median_hi_us": round(row.median_hi, 4), "p99_us": round(row.p99, 4),
+                        "p99_lo_us": round(row.p99_lo, 4), "p99_hi_us": round(row.p99_hi, 4),
+                        "mean_us": round(row.mean, 4), "n": int(row.n), "backend": row.backend,
+                        "method": metadata.get("symmetric_rows", "")}
+            for row in rows.itertuples()}
+
+
+def library_dependent(stats: pd.DataFrame, signers: list[str], main: dict[str, str]) -> dict[str, Any]:
+    """Per signer and backend: the signing median and mean, and what the paper's "the durable write dominates
+    checkpoint cost" claim becomes with that library (4 KiB write+fsync median over the signing median)."""
+    write = stats[(stats["op_id"] == "write_fsync") & stats["in_table1"]]
+    write_us = float(write["median"].iloc[0]) if len(write) else float("nan")
+    out: dict[str, Any] = {"main_backend": dict(main), "write_fsync_median_us": round(write_us, 4), "signers": {}}
+    for algorithm in signers:
+        rows = stats[stats["op_id"] == f"sign_{algorithm}"]
+        out["signers"][algorithm] = {
+            row.backend: {"median_us": round(row.median, 4), "mean_us": round(row.mean, 4),
+                          "main": row.backend == main.get(algorithm),
+                          "write_over_sign": round(write_us / row.median, 4) if row.median > 0 else None,
+                          "dominant_with_log": "durable write" if write_us > row.median else "signature"}
+            for row in rows.itertuples()}
+    return out
 
 
 def metrics(stats: pd.DataFrame, comparison: pd.DataFrame, metadata: dict[str, Any]) -> dict[str, Any]:
     """Headline numbers for ``dvc metrics show`` and REPORT.md."""
-    table = {
-        row.op_id: {"median_us": round(row.median, 4), "p95_us": round(row.p95, 4), "p99_us": round(row.p99, 4),
-                    "backend": row.backend, "n": int(row.n)}
-        for row in stats[stats["in_table1"]].itertuples()
-    }
+    table = {row.op_id: _row(row) for row in stats[stats["in_table1"]].itertuples()}
+    python = stats[(stats["backend"] == PYTHON_BACKEND) & ~stats["in_table1"]]
+    c_variants = stats[(stats["backend"] == C_LOOP_BACKEND) & ~stats["in_table1"]]
     signing = stats[stats["op_id"].str.startswith("sign_")]
     by_backend: dict[str, dict[str, Any]] = {}
     for row in signing.itertuples():
         by_backend.setdefault(row.algorithm, {})[row.backend] = {"median_us": round(row.median, 4),
+                                                                 "mean_us": round(row.mean, 4),
                                                                  "backend": row.backend}
-    ratios = {f"{r.slower}/{r.faster}": {"ratio": round(r.ratio, 3), "cliffs_delta": round(r.cliffs_delta, 4),
-                                          "p_value": float(f"{r.p_value:.3g}")}
-              for r in comparison.itertuples()}
+
+    def _ratios(frame: pd.DataFrame) -> dict[str, Any]:
+        return {f"{r.slower}/{r.faster}": {"ratio": round(r.ratio, 3), "cliffs_delta": round(r.cliffs_delta, 4),
+                                            "p_value": float(f"{r.p_value:.3g}")} for r in frame.itertuples()}
+
+    main_comparison = comparison[comparison["algorithm"] == metadata.get("comparison_signer", "ML-DSA-65")]
     native_rows = stats[stats["backend"] == NATIVE_BACKEND]
+    main = {row.algorithm: row.backend for row in signing[signing["in_table1"]].itertuples()}
     return {
         "table1": table,
+        "table1_python": {row.op_id: _row(row) for row in python.itertuples()},
+        "symmetric_c_variants": {row.op_id: _row(row) for row in c_variants.itertuples()},
+        "reference_operations": reference_operations(stats, metadata),
+        "library_dependent": library_dependent(stats, sorted(set(signing["algorithm"])), main),
+        "backend_comparison_by_algorithm": {algorithm: _ratios(group)
+                                            for algorithm, group in comparison.groupby("algorithm")},
         "native_per_report": {row.op_id: {"median_us": round(row.median, 4), "p99_of_batch_means_us": round(row.p99, 4),
                                           "n_batches": int(row.n)} for row in native_rows.itertuples()},
         "sign_by_backend": by_backend,
-        "backend_comparison": ratios,
+        "backend_comparison": _ratios(main_comparison),
         "empty_call_overhead_ns": round(float(np.median(metadata["empty_call_overhead_ns_per_trial"])), 1),
     }

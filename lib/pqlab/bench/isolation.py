@@ -22,6 +22,7 @@ from pqlab.amort.fastpath import CHECKPOINT_CONTEXT, NO_EXPIRY, BatchController
 from pqlab.amort.fleet import Fleet, batches, report_rounds
 from pqlab.amort.identity import KEM_ALGORITHM, CertificateAuthority, PublicKey, SigningKey, new_kem_keypair
 from pqlab.amort.messages import Checkpoint
+from pqlab.bench import rekey_parts
 from pqlab.crypto import get_kem
 from pqlab.params import StudyParams
 
@@ -99,7 +100,9 @@ def rekey(settings: StudyParams, fleet: Fleet, batch: BatchController, members: 
     """Re-key ``members``: the reference controller opens epoch 2 with a real ML-KEM-768 exchange (encapsulation,
     EPOCH_CONFIRM check, key derivation, signed EPOCH_OPEN); the device decapsulates and accepts; the new K_evid
     goes to the batch controller. Only the controller's two steps are timed. Returns (timings, each member's
-    first report in the new epoch)."""
+    first report in the new epoch). Each identity's parts (:mod:`pqlab.bench.rekey_parts`) are timed after its
+    exchange on the same messages and keys, and the batch controller's register_epoch is timed as the policy-state
+    update."""
     cfg = settings.scaling
     clock = time.perf_counter_ns
     ca = CertificateAuthority(SigningKey.generate("ML-DSA-65", cfg.backend))
@@ -108,7 +111,8 @@ def rekey(settings: StudyParams, fleet: Fleet, batch: BatchController, members: 
                            ControllerConfig(tag_len=fleet.tag_len, policy_id=fleet.policy_id))
     public = PublicKey.of(controller_key)
     now = 1_000_000
-    kem_backend = get_kem(KEM_ALGORITHM).backend
+    kem_impl = get_kem(KEM_ALGORITHM)
+    kem_backend = kem_impl.backend
     timings, fresh = [], {}
     for i in tqdm(members, desc=f"re-keying {fleet.n:,}", disable=not progress or len(members) < 500, leave=False):
         dev_id = fleet.dev_id(i)
@@ -129,12 +133,16 @@ def rekey(settings: StudyParams, fleet: Fleet, batch: BatchController, members: 
         device.accept_open(opened)
         k_evid, tag_len = reference.evidence_key(dev_id)
         epoch = device.epoch_number
+        t4 = clock()
         batch.register_epoch(dev_id, epoch, k_evid, tag_len=tag_len, policy_id=fleet.policy_id,
                              expiry=NO_EXPIRY)
+        t5 = clock()
+        parts = rekey_parts.time_parts(kem_impl, kem, request, confirm, opened, controller_key, dev_id, epoch)
         fresh[i] = device.report(fleet.digest(i, 1 << 32), now + 1_000)
         timings.append({"identities": fleet.n, "trial": trial, "member": i, "epoch": epoch,
                         "open_epoch_us": (t1 - t0) / 1000.0, "confirm_us": (t3 - t2) / 1000.0,
                         "rekey_us": (t1 - t0 + t3 - t2) / 1000.0, "device_us": (t2 - t1) / 1000.0,
+                        **parts, "policy_update_us": (t5 - t4) / 1000.0,
                         "kem_backend": kem_backend, "signature_backend": controller_key.signer.backend})
     return timings, fresh
 

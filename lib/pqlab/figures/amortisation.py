@@ -29,40 +29,55 @@ def _k_grid(intervals: Sequence[int]) -> np.ndarray:
     return np.geomspace(min(intervals), max(intervals), 200)
 
 
-def fig3_amortisation(points: pd.DataFrame, inputs: dict[str, eq1.CostInputs], intervals: Sequence[int],
+def fig3_amortisation(points: pd.DataFrame, means: dict[str, eq1.CostInputs], path_terms: dict,
+                      errors: dict[str, dict[str, tuple[float, float, float]]], intervals: Sequence[int],
                       machine: str, path: str) -> plt.Figure:
-    """Fig. 3: measured amortised cost per report (median over trials, bootstrap CI) over Eq. 1 for each
-    baseline; the dotted line is the symmetric floor C_mac + C_leaf."""
+    """Fig. 3: the measured mean amortised cost per report with its 95 % interval at every k, over two Eq. 1
+    curves fed the cost study's means — as published (dashed) and with the path's own terms (solid); below, each
+    point's relative error against both, with the median errors and their intervals in the legend."""
     style.apply()
-    colours = _palette(list(inputs))
-    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    colours = _palette(list(means))
+    fig, (ax, err) = plt.subplots(2, 1, figsize=(7.2, 7.6), sharex=True, gridspec_kw={"height_ratios": [2.2, 1.0]})
+    floor_pct = 0.1  # errors below 0.1 % are drawn at 0.1 % (log axis)
     grid = _k_grid(intervals)
-    for scheme, values in inputs.items():
+    offsets = dict(zip(means, np.linspace(-0.06, 0.06, len(means)), strict=True))
+    for scheme, values in means.items():
         colour = colours[scheme]
-        ax.plot(grid, eq1.model_curve(values, grid), color=colour, linewidth=1.2, linestyle="--",
-                label=f"{values.label} — Eq. 1")
+        ax.plot(grid, eq1.model_curve(values, grid), color=colour, linewidth=1.0, linestyle="--",
+                label=f"{values.label} — Eq. 1 as published")
+        ax.plot(grid, path_terms[scheme].cost(grid), color=colour, linewidth=1.0, linestyle="-", alpha=0.8,
+                label=f"{values.label} — Eq. 1, path's terms")
         mine = points[points["scheme"] == scheme].sort_values("k")
-        errors = np.vstack([mine["measured_us"] - mine["measured_lo"], mine["measured_hi"] - mine["measured_us"]])
-        ax.errorbar(mine["k"], mine["measured_us"], yerr=np.clip(errors, 0, None), fmt="o", color=colour,
-                    markersize=4, capsize=2.5, linewidth=0.9, label=f"{values.label} — measured")
-    floor = next(iter(inputs.values())).floor
-    ax.axhline(floor, color="black", linestyle=":", linewidth=1.0)
-    ax.annotate(f"symmetric floor C_mac + C_leaf = {floor:.3g} µs (cost study)", (min(intervals), floor),
-                textcoords="offset points", xytext=(2, 3), fontsize=8)
-    path_floor = float(points.loc[points["k"] == max(intervals), "per_report_us"].median())
-    if np.isfinite(path_floor) and path_floor > 0:
-        ax.axhline(path_floor, color="grey", linestyle="-.", linewidth=0.8)
-        ax.annotate(f"the path's own per-report cost at k = {max(intervals):,}: {path_floor:.3g} µs",
-                    (min(intervals), path_floor), textcoords="offset points", xytext=(2, -11), fontsize=7,
-                    color="dimgrey")
+        bars = np.vstack([mine["measured_us"] - mine["measured_lo"], mine["measured_hi"] - mine["measured_us"]])
+        ax.errorbar(mine["k"], mine["measured_us"], yerr=np.clip(bars, 0, None), fmt="o", color=colour,
+                    markersize=3.5, capsize=2.5, linewidth=0.9, label=f"{values.label} — measured mean, 95 % CI")
+        shifted = mine["k"].to_numpy(dtype=float) * 2 ** offsets[scheme]
+        for column, marker, name in (("relative_error", "o", "as published"), ("relative_error_path", "s",
+                                                                                 "path's terms")):
+            value = np.maximum(100 * mine[column], floor_pct)
+            low = value - np.maximum(100 * mine[f"{column}_lo"], floor_pct)
+            high = np.maximum(100 * mine[f"{column}_hi"], floor_pct) - value
+            key = "as_published" if column == "relative_error" else "path_terms"
+            median, lo, hi = (100 * v for v in errors[scheme][key])
+            err.errorbar(shifted * (1.0 if marker == "o" else 1.04), value,
+                         yerr=np.clip(np.vstack([low, high]), 0, None), fmt=marker, color=colour, markersize=3,
+                         capsize=1.5, linewidth=0.7, mfc="none" if marker == "s" else colour,
+                         label=f"{scheme}, {name}: median {median:.1f} % [{lo:.1f}, {hi:.1f}]")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xticks(list(intervals), [f"{k:,}" for k in intervals], fontsize=8)
-    ax.minorticks_off()
-    ax.set_xlabel("checkpoint interval k (records)")
     ax.set_ylabel("amortised cost per report (µs, log)")
-    ax.legend(fontsize=7, ncol=2, loc="upper right")
+    ax.legend(fontsize=6, ncol=2, loc="upper right")
     ax.set_title(f"Measured amortised cost against Equation 1 — {path} controller path, {machine}", fontsize=9)
+    err.axhline(5, color="grey", linestyle=":", linewidth=0.8)
+    err.annotate("5 %", (min(intervals), 5), textcoords="offset points", xytext=(-18, -3), fontsize=7, color="grey")
+    err.set_yscale("log")
+    err.set_ylim(bottom=floor_pct * 0.8)
+    err.set_ylabel("|measured − model| / model (%)")
+    err.set_xticks(list(intervals), [f"{k:,}" for k in intervals], fontsize=7)
+    err.minorticks_off()
+    err.set_xlabel("checkpoint interval k (records)")
+    err.legend(fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False,
+               title="median relative error over k [95 % two-level bootstrap interval]", title_fontsize=6.5)
     fig.tight_layout()
     return fig
 

@@ -25,7 +25,7 @@ from pqlab.report.metrics import MISSING, MetricsTree, absence, describe_value, 
 from pqlab.report.schema import HARDWARE_TOLERANCE, Printed, Quantity, Reference, resolve
 
 # Backends whose name differs from how the paper names its library but that are the same code.
-_SAME_LIBRARY = {"hashlib": "OpenSSL (C)", "native": "OpenSSL (C)", "openssl": "openssl"}
+_SAME_LIBRARY = {"hashlib": "OpenSSL (C)", "libcrypto": "OpenSSL (C)", "native": "OpenSSL (C)", "openssl": "openssl"}
 _EPS = 1e-9
 WIDE_INTERVAL = 0.5  # an estimate's interval wider than half the paper's value is called wide in its reason
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -17,8 +19,10 @@ from pqlab import crypto, io, machine
 from pqlab.amort import amortisation as eq1
 from pqlab.amort import fastpath, trials
 from pqlab.amort.lab import KeySet
+from pqlab.bench import adaptive_sweep, costs
 from pqlab.bench import amortisation as sweep
-from pqlab.bench import costs
+from pqlab.bench import amortisation_metrics as report
+from pqlab.bench import amortisation_models as models
 from pqlab.errors import OutputError, StudyInputError
 from pqlab.figures.amortisation import amortisation_sensitivity, fig3_amortisation, fig4_tradeoff
 from pqlab.params import AmortisationParams, StudyParams
@@ -79,27 +83,132 @@ class Fit(MetricsNode):
     median_relative_error_pct: float
 
 
+class SweepPoint(MetricsNode):
+    """One (baseline, k) point of the sweep: its mean with a 95 % interval, how much it rests on, both models."""
+
+    mean_us: float
+    ci_us: list[float]
+    half_width_pct: float
+    checkpoints: int
+    reports: int
+    trials: int
+    model_us: float
+    model_path_us: float
+
+
 class MeasuredBaseline(MetricsNode):
-    """The sweep for one baseline on the controller path, and where it departs from Eq. 1."""
+    """The sweep for one baseline on the controller path, Eq. 1 as published and with the path's own terms (each
+    with its median error's interval), and where it departs from Eq. 1."""
 
     backend: str
     cost_first_us: float
+    cost_first_ci_us: list[float]
     cost_last_us: float
+    cost_last_ci_us: list[float]
     reduction: float
     median_relative_error_pct: float
+    median_relative_error_ci_pct: list[float]
     max_relative_error_pct: float
     relative_error_pct_by_k: dict[str, float]
+    median_relative_error_pct_path_terms: float
+    median_relative_error_ci_pct_path_terms: list[float]
+    max_relative_error_pct_path_terms: float
+    relative_error_pct_by_k_path_terms: dict[str, float]
+    error_interval: str
+    points: dict[str, SweepPoint]
     per_report_us_at_last_k: float
     per_checkpoint_sign_write_us: float
     sign_us: float
     write_us: float
     checkpoint_path_overhead_us_at_k1: float
     checkpoint_cost_vs_model: float | None
-    median_relative_error_pct_with_path_floor: float
-    median_relative_error_pct_with_cost_means: float | None
     fit_a_plus_b_over_k: Fit
-    median_relative_error_pct_checkpoint_medians: float | None = None
-    checkpoint_octets: int | None = None
+    checkpoint_octets: int
+
+
+class PublishedInputs(MetricsNode):
+    """Eq. 1's inputs as the paper states them (the cost study's means) and where each was measured."""
+
+    c_mac_us: float
+    c_leaf_us: float
+    c_sign_us: float
+    c_fsync_us: float
+    floor_us: float
+    sources: dict[str, str]
+
+
+class PathInputs(MetricsNode):
+    """Eq. 1 with the path's own terms: per-report and per-checkpoint path costs, the real checkpoint's fsync."""
+
+    per_report_us: float
+    per_checkpoint_us: float
+    c_sign_us: float
+    c_fsync_us_by_devices: dict[str, float]
+    checkpoint_octets_by_devices: dict[str, int]
+    sources: dict[str, str]
+
+
+class Eq1Inputs(MetricsNode):
+    statistic: str
+    as_published: dict[str, PublishedInputs]
+    path_terms: dict[str, PathInputs]
+
+
+class PathProbe(MetricsNode):
+    k_small: int
+    k_large: int
+    checkpoints: int
+
+
+class SweepSummary(MetricsNode):
+    """What the adaptive sweep aimed for, how many points met it, and what it spent."""
+
+    target_half_width_pct: float
+    beside_half_width_pct: float
+    budget_s: float
+    wall_s: float
+    trials: int
+    points: int
+    points_meeting_target: int
+    max_half_width_pct: float
+    checkpoints: int
+    reports: int
+    order: str
+    path_probe: PathProbe
+    fsync_probe_appends: int
+
+
+class BackendClaims(MetricsNode):
+    """One baseline on one signing backend: Eq. 1's split and reduction, and the sweep's (when it ran there)."""
+
+    main: bool
+    c_sign_median_us: float | None = None
+    c_sign_mean_us: float | None = None
+    c_fsync_median_us: float | None = None
+    dominant: str | None = None
+    share_signature_pct: float | None = None
+    share_write_pct: float | None = None
+    k_star: float | None = None
+    reduction_eq1: float | None = None
+    cost_first_us: float | None = None
+    cost_last_us: float | None = None
+    reduction_measured: float | None = None
+    half_width_first_pct: float | None = None
+    half_width_last_pct: float | None = None
+
+
+class LibraryDependent(MetricsNode):
+    main_backend: dict[str, str]
+    baselines: dict[str, dict[str, BackendClaims]]
+
+
+class WallTimes(MetricsNode):
+    inputs_s: float
+    sweep_s: float
+    analysis_s: float
+    trials_s: float
+    sensitivity_s: float
+    total_s: float
 
 
 class OmissionAtK(MetricsNode):
@@ -178,8 +287,12 @@ class AmortisationMetrics(StageMetrics):
     equivocation: Equivocation
     sensitivity: dict[str, SensitivityCombo]
     dominant: Dominant
+    eq1_inputs: Eq1Inputs
+    sweep: SweepSummary
+    library_dependent: LibraryDependent
     load_average: LoadAverage
     storage_skipped: dict[str, str]
+    wall_s: WallTimes
 
 
 METRICS = AmortisationMetrics
@@ -223,22 +336,20 @@ def _median(stats: pd.DataFrame, op_id: str, backend: str | None, field: str,
     return float(row[statistic]), f"{op_id} [{row['backend']}]"
 
 
-def model_inputs(stats: pd.DataFrame, cfg: AmortisationParams, controller_path: str,
-                 statistic: str = "median") -> dict[str, eq1.CostInputs]:
-    """Eq. 1's inputs per baseline, each read from the cost study's medians (never typed in): the per-report
-    primitives of the controller path the sweep runs on (``native``: timed in C; ``reference``: from Python).
-    ``statistic="mean"`` reads the means instead (a diagnostic: the sweep's amortised cost is a total over
-    reports, i.e. a mean)."""
+def model_inputs(stats: pd.DataFrame, cfg: AmortisationParams, statistic: str = "median") -> dict[str, eq1.CostInputs]:
+    """Eq. 1's inputs as published, per baseline, read from the cost study (never typed in): Table I's HMAC and
+    Merkle rows, the signing row of the baseline's signer on the backend the sweep signs with, Table I's 4 KiB
+    write+fsync. ``statistic="median"`` gives Table I's values (k*, shares, the floor as the paper computes them);
+    ``"mean"`` is what the sweep's means are compared with."""
     names = cfg.model_inputs
-    mac, leaf = ("native_mac", "native_leaf") if controller_path == "native" else ("mac", "leaf")
-    c_mac, mac_src = _median(stats, getattr(names, mac), None, f"amortisation.model_inputs.{mac}", statistic)
-    c_leaf, leaf_src = _median(stats, getattr(names, leaf), None, f"amortisation.model_inputs.{leaf}", statistic)
+    c_mac, mac_src = _median(stats, names.mac, None, "amortisation.model_inputs.mac", statistic)
+    c_leaf, leaf_src = _median(stats, names.leaf, None, "amortisation.model_inputs.leaf", statistic)
     out = {}
     for scheme, base in cfg.baselines.items():
         backend = crypto.resolve_backend(base.signer, cfg.backend)
         c_sign, sign_src = _median(stats, f"sign_{base.signer}", backend, f"amortisation.baselines.{scheme}.signer",
                                    statistic)
-        sources = {"c_mac": mac_src, "c_leaf": leaf_src, "c_sign": sign_src}
+        sources = {"c_mac": mac_src, "c_leaf": leaf_src, "c_sign": sign_src, "statistic": statistic}
         c_fsync = 0.0
         if base.durable_log:
             c_fsync, sources["c_fsync"] = _median(stats, names.fsync, None, "amortisation.model_inputs.fsync",
@@ -263,31 +374,9 @@ def storage_targets(cfg: AmortisationParams, paths: ProjectPaths) -> tuple[dict[
 
 # --- analysis -----------------------------------------------------------------------------------------------------
 
-def compare_model(stats: pd.DataFrame, inputs: dict[str, eq1.CostInputs]) -> pd.DataFrame:
-    """Each sweep point beside Eq. 1 at the same k, with the relative error |measured - model| / model."""
-    out = stats.copy()
-    out["model_us"] = [eq1.cost(inputs[s], k) for s, k in zip(out["scheme"], out["k"], strict=True)]
-    out["relative_error"] = eq1.relative_errors(out["measured_us"].to_numpy(), out["model_us"].to_numpy())
-    return out
-
-
-def _fit(points: pd.DataFrame) -> dict[str, float]:
-    """Least squares of measured = a + b / k in relative terms: does the 1/k form hold, whatever the inputs?"""
-    y, k = points["measured_us"].to_numpy(), points["k"].to_numpy(dtype=float)
-    design = np.column_stack([1 / y, 1 / (k * y)])
-    (a, b), *_ = np.linalg.lstsq(design, np.ones_like(y), rcond=None)
-    fitted = a + b / k
-    return {"per_report_us": round(float(a), 4), "per_checkpoint_us": round(float(b), 3),
-            "median_relative_error_pct": round(float(np.median(np.abs(y - fitted) / y) * 100), 3)}
-
-
-def _with_path_floor(points: pd.DataFrame, values: eq1.CostInputs, per_report_us: float) -> float:
-    model = per_report_us + values.amortisable / points.index.to_numpy(dtype=float)
-    return round(100 * float(np.median(np.abs(points["measured_us"].to_numpy() - model) / model)), 3)
-
-
 def table2(compared: pd.DataFrame, inputs: dict[str, eq1.CostInputs], cfg: AmortisationParams) -> pd.DataFrame:
-    """Table II: amortised cost per report at the first and last interval, measured and Eq. 1, and the reductions."""
+    """Table II: mean amortised cost per report at the first and last interval (with the interval's half-width),
+    both Eq. 1 curves (fed the cost study's means), the reductions and each model's median relative error."""
     first, last = cfg.intervals[0], cfg.intervals[-1]
     rows = []
     for scheme, base in cfg.baselines.items():
@@ -295,11 +384,15 @@ def table2(compared: pd.DataFrame, inputs: dict[str, eq1.CostInputs], cfg: Amort
         lo, hi = points.loc[first], points.loc[last]
         rows.append({
             "Signer": base.signer, "Backend": lo["backend"], "Durable log": "Yes" if base.durable_log else "No",
-            f"k = {first} measured [µs]": lo["measured_us"], f"k = {last} measured [µs]": hi["measured_us"],
+            f"k = {first} measured [µs]": lo["measured_us"], f"k = {first} ± [%]": lo["half_width_pct"],
+            f"k = {last} measured [µs]": hi["measured_us"], f"k = {last} ± [%]": hi["half_width_pct"],
             "Reduction measured": lo["measured_us"] / hi["measured_us"],
             f"k = {first} Eq. 1 [µs]": lo["model_us"], f"k = {last} Eq. 1 [µs]": hi["model_us"],
             "Reduction Eq. 1": eq1.reduction(inputs[scheme], first, last),
+            f"k = {first} Eq. 1 path terms [µs]": lo["model_path_us"],
+            f"k = {last} Eq. 1 path terms [µs]": hi["model_path_us"],
             "Median relative error": float(np.median(points["relative_error"])),
+            "Median relative error (path terms)": float(np.median(points["relative_error_path"])),
         })
     return pd.DataFrame(rows)
 
@@ -334,14 +427,20 @@ def omission_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def curve_csv(compared: pd.DataFrame) -> pd.DataFrame:
-    """The amortisation curve for ``dvc plots``: one row per k, measured and Eq. 1 per baseline (µs and log10 µs)."""
-    wide = compared.pivot(index="k", columns="scheme", values=["measured_us", "model_us"])
+    """The amortisation curve for ``dvc plots``: one row per k; per baseline the measured mean with its interval
+    and half-width, the checkpoints behind it, and both Eq. 1 curves (µs and log10 µs)."""
+    columns = ["measured_us", "measured_lo", "measured_hi", "half_width_pct", "checkpoints", "model_us",
+               "model_path_us"]
+    wide = compared.pivot(index="k", columns="scheme", values=columns)
     out = pd.DataFrame({"k": wide.index, "log2_k": np.log2(wide.index.to_numpy(dtype=float))})
-    for kind in ("measured_us", "model_us"):
-        for scheme in wide[kind].columns:
-            values = wide[kind][scheme].to_numpy()
-            out[f"{scheme}_{kind}"] = values
-            out[f"{scheme}_{kind.removesuffix('_us')}_log10_us"] = np.log10(values)
+    for scheme in wide["measured_us"].columns:
+        for kind, name in (("measured_us", "measured_us"), ("measured_lo", "measured_lo_us"),
+                           ("measured_hi", "measured_hi_us"), ("half_width_pct", "half_width_pct"),
+                           ("checkpoints", "checkpoints"), ("model_us", "model_us"),
+                           ("model_path_us", "model_path_us")):
+            out[f"{scheme}_{name}"] = wide[kind][scheme].to_numpy()
+        for kind in ("measured_us", "model_us", "model_path_us"):
+            out[f"{scheme}_{kind.removesuffix('_us')}_log10_us"] = np.log10(wide[kind][scheme].to_numpy(dtype=float))
     return out.reset_index(drop=True)
 
 
@@ -418,6 +517,41 @@ def _baselines(cfg: AmortisationParams, log_folder: Path) -> list[sweep.Baseline
             for scheme, base in cfg.baselines.items()]
 
 
+def sweep_points(cfg: AmortisationParams, main: list[sweep.Baseline]) -> tuple[list[adaptive_sweep.Point],
+                                                                              dict[str, list[str]]]:
+    """The main comparison's points (every baseline on its backend at every interval, ±target) and, for every
+    other backend offering a baseline's signer, its first and last interval (±beside target)."""
+    points = [adaptive_sweep.Point(b, k, cfg.target_half_width_pct / 100) for b in main for k in cfg.intervals]
+    beside: dict[str, list[str]] = {}
+    for base in main:
+        others = [name for name in crypto.backends_offering(base.signer) if name != base.backend]
+        beside[base.scheme] = others
+        for name in others:
+            other = adaptive_sweep.with_backend(base, name, models.beside_scheme(base.scheme, name))
+            points += [adaptive_sweep.Point(other, k, cfg.beside_half_width_pct / 100)
+                       for k in dict.fromkeys((cfg.intervals[0], cfg.intervals[-1]))]
+    return points, beside
+
+
+def measure_sweep(settings: StudyParams, path: str, main: list[sweep.Baseline], log_folder: Path, *,
+                  progress: bool) -> tuple[adaptive_sweep.SweepResult, list[adaptive_sweep.Point],
+                                           dict[str, list[str]], adaptive_sweep.ProbePlan]:
+    """The adaptive sweep of the main and beside points with the path-terms probes in every trial."""
+    cfg = settings.amortisation
+    points, beside = sweep_points(cfg, main)
+    main_points = [p for p in points if p.baseline.scheme in cfg.baselines]
+    probes = adaptive_sweep.probe_plan(main_points, list(cfg.intervals), cfg.devices, log_folder,
+                                       small=cfg.path_probe_small, large=cfg.path_probe_large,
+                                       fsync_reps=cfg.fsync_probe_reps)
+    target = adaptive_sweep.SweepTarget(cfg.target_half_width_pct / 100, cfg.confidence, cfg.trials,
+                                        cfg.sweep_budget_s, cfg.min_reports, cfg.min_checkpoints,
+                                        cfg.max_checkpoints)
+    result = adaptive_sweep.adaptive_sweep(path, points, probes, target, trials.derive_seed(settings.seed, "sweep"),
+                                           n_devices=cfg.devices, disclosure_tag=cfg.disclosure_tag,
+                                           warmup_reports=cfg.warmup_reports, progress_bar=progress)
+    return result, points, beside, probes
+
+
 def _sensitivity(settings: StudyParams, inputs: dict[str, eq1.CostInputs], targets: dict[str, Path], path: str,
                  progress: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every checkpoint signer x every backend offering it x every storage target: probed C_sign and C_fsync,
@@ -466,18 +600,33 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     for warning in caught:
         warnings.warn(warning.message, RuntimeWarning, stacklevel=2)
     controller = {"requested": settings.amort.controller_path, "used": resolved.path, "reason": resolved.reason}
+    clock = {"start": time.perf_counter()}
     cost_stats, provenance = cost_medians(settings, paths, progress=progress)
-    inputs = model_inputs(cost_stats, cfg, resolved.path)
+    inputs = model_inputs(cost_stats, cfg)            # Table I's medians: k*, shares, the floor as published
+    means = model_inputs(cost_stats, cfg, "mean")     # what the sweep's means are compared with
     targets, skipped = storage_targets(cfg, paths)
 
-    raw = sweep.sweep(resolved.path, _baselines(cfg, targets[cfg.log_storage]), list(cfg.intervals), cfg.trials,
-                      trials.derive_seed(settings.seed, "sweep"), n_devices=cfg.devices, min_reports=cfg.min_reports,
-                      min_checkpoints=cfg.min_checkpoints, disclosure_tag=cfg.disclosure_tag,
-                      warmup_reports=cfg.warmup_reports, progress=progress)
+    main = _baselines(cfg, targets[cfg.log_storage])
+    clock["sweep"] = time.perf_counter()
+    measured, points, beside, probes = measure_sweep(settings, resolved.path, main, targets[cfg.log_storage],
+                                                     progress=progress)
+    clock["analysis"] = time.perf_counter()
+    raw = measured.raw
+    all_stats, replicates = adaptive_sweep.summarise(raw, cfg.bootstrap_resamples, cfg.confidence, settings.seed)
+    path_inputs = models.path_terms(measured.path, measured.fsync, measured.sizes, means, cfg.baselines,
+                                    probes.k_small, probes.k_large)
+    compared = models.compare(all_stats[all_stats["scheme"].isin(list(cfg.baselines))].reset_index(drop=True),
+                              means, path_inputs)
+    errors = {scheme: {name: models.median_error_ci(compared[compared["scheme"] == scheme], replicates, column,
+                                                    cfg.confidence, trials.derive_seed(settings.seed, scheme))
+                       for name, column in ((models.PUBLISHED, "model_us"), (models.PATH, "model_path_us"))}
+              for scheme in cfg.baselines}
+    main_backend = {b.scheme: b.backend for b in main}
+    claims = models.library_claims(cost_stats, all_stats, inputs, cfg.baselines, main_backend, beside,
+                                   cfg.intervals[0], cfg.intervals[-1])
     per_trial = sweep.per_trial(raw)
-    compared = compare_model(sweep.summarise(per_trial, cfg.bootstrap_resamples, cfg.confidence, settings.seed),
-                             inputs)
 
+    clock["trials"] = time.perf_counter()
     keys = KeySet.generate(cfg.devices, TRIAL_SIGNER)
     with tempfile.TemporaryDirectory(dir=targets[cfg.log_storage], prefix=".amort-trials-") as workdir:
         omission = pd.DataFrame(trials.omission_trials(
@@ -487,17 +636,25 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
             keys, cfg.equivocation_k, cfg.equivocation_trials, settings.seed, Path(workdir), n_devices=cfg.devices,
             progress=progress))
 
+    clock["sensitivity"] = time.perf_counter()
     sensitivity, sensitivity_points = _sensitivity(settings, inputs, targets, resolved.path, progress)
+    clock["end"] = time.perf_counter()
     load_end = os.getloadavg()
+    wall = {f"{'inputs' if name == 'start' else name}_s": round(clock[after] - clock[name], 1)
+            for name, after in itertools.pairwise(list(clock))}
+    wall["total_s"] = round(clock["end"] - clock["start"], 1)
 
-    table = table2(compared, inputs, cfg)
+    table = table2(compared, means, cfg)
     model = model_table(inputs, cfg)
     detection = omission_table(omission)
+    by_backend = _rounded(claims)
     curve = curve_csv(compared)
     load = {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in load_end]}
+    sweep_info = {"result": measured, "points": points, "errors": errors, "means": means, "path": path_inputs,
+                  "claims": claims, "all_stats": all_stats, "main_backend": main_backend}
     headline = metrics(settings, inputs, compared, per_trial, omission, equivocation, sensitivity, provenance,
-                       controller, model_inputs(cost_stats, cfg, resolved.path, "mean"), raw) | {"load_average": load,
-                                                                             "storage_skipped": skipped}
+                       controller, sweep_info) | {"load_average": load, "storage_skipped": skipped,
+                                                  "wall_s": wall}
     headline = validated(AmortisationMetrics, headline)
     backends = {b: crypto.backend_status(b).version or "unknown"
                 for b in sorted(set(raw["backend"]) | set(sensitivity["backend"]))}
@@ -506,22 +663,27 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         "storage": {name: str(p) for name, p in targets.items()}, "storage_skipped": skipped}
     cpu = metadata["cpu_model"]
     figures = {
-        "fig3_amortisation": fig3_amortisation(compared, inputs, cfg.intervals, cpu, resolved.path),
+        "fig3_amortisation": fig3_amortisation(compared, means, path_inputs, errors, cfg.intervals, cpu,
+                                               resolved.path),
         "fig4_tradeoff": fig4_tradeoff(inputs, cfg.rates, cfg.intervals, cpu),
         "amortisation_sensitivity": amortisation_sensitivity(sensitivity, sensitivity_points, cpu, resolved.path),
     }
     omission_out = omission.assign(path="reference")  # the detection trials run the reference model
     with OutputSet(paths, STAGE) as out:
         out.parquet(paths.raw / "amortisation_sweep.parquet", raw, metadata)
+        out.parquet(paths.raw / "amortisation_path_probe.parquet", measured.path, metadata)
+        out.parquet(paths.raw / "amortisation_fsync_probe.parquet", measured.fsync, metadata)
         out.parquet(paths.raw / "amortisation_sensitivity_sweep.parquet", sensitivity_points, metadata)
         out.parquet(paths.raw / "amortisation_omission.parquet", omission_out, metadata)
         out.parquet(paths.raw / "amortisation_equivocation.parquet", equivocation, metadata)
         out.parquet(paths.derived / "amortisation_trials.parquet", per_trial, metadata)
         out.parquet(paths.derived / "amortisation_stats.parquet", compared, metadata)
+        out.parquet(paths.derived / "amortisation_sweep_plan.parquet", measured.plan, metadata)
         out.parquet(paths.derived / "amortisation_sensitivity.parquet", sensitivity, metadata)
         out.text(paths.derived / "amortisation_curve.csv", curve.to_csv(index=False))
         out.table(table, paths.amort_figs / "table2_amortised", markdown=_rounded(table))
         out.table(model, paths.amort_figs / "amortisation_model", markdown=_rounded(model))
+        out.table(claims, paths.amort_figs / "amortisation_by_backend", markdown=by_backend)
         out.table(detection, paths.amort_figs / "omission_detection", markdown=_rounded(detection))
         for stem, figure in figures.items():
             out.figure(figure, paths.amort_figs / stem)
@@ -529,10 +691,13 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
                     key="floor_us", unit="us")
     for figure in figures.values():
         plt.close(figure)
-    tables = {"table2_amortised": table, "amortisation_model": model, "omission_detection": detection}
+    tables = {"table2_amortised": table, "amortisation_model": model, "amortisation_by_backend": claims,
+              "omission_detection": detection}
     return StudyResult(STAGE, figures=figures, tables=tables, metrics=headline,
                        files=out.written,
-                       data={"model_inputs": inputs, "sweep": raw, "trials": per_trial, "stats": compared,
+                       data={"model_inputs": inputs, "model_inputs_means": means, "path_terms": path_inputs,
+                             "sweep": raw, "trials": per_trial, "stats": compared, "all_stats": all_stats,
+                             "plan": measured.plan, "path_probe": measured.path, "fsync_probe": measured.fsync,
                              "omission": omission, "equivocation": equivocation, "sensitivity": sensitivity,
                              "sensitivity_points": sensitivity_points, "curve": curve, "metadata": metadata})
 
@@ -546,9 +711,9 @@ def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
 
 def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: pd.DataFrame,
             per_trial: pd.DataFrame, omission: pd.DataFrame, equivocation: pd.DataFrame,
-            sensitivity: pd.DataFrame, provenance: dict, controller: dict,
-            mean_inputs: dict[str, eq1.CostInputs] | None = None, raw: pd.DataFrame | None = None) -> dict[str, Any]:
-    """Headline numbers for ``dvc metrics show`` and REPORT.md (``raw``: the sweep's per-checkpoint rows)."""
+            sensitivity: pd.DataFrame, provenance: dict, controller: dict, info: dict[str, Any]) -> dict[str, Any]:
+    """Headline numbers for ``dvc metrics show`` and REPORT.md (``info``: the sweep, its errors, the path terms,
+    the per-backend claims)."""
     cfg = settings.amortisation
     first, last = cfg.intervals[0], cfg.intervals[-1]
     model, measured = {}, {}
@@ -562,37 +727,9 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
             "cost_first_us": round(eq1.cost(values, first), 4), "cost_last_us": round(eq1.cost(values, last), 4),
             "reduction": round(eq1.reduction(values, first, last), 2), "sources": values.sources}
         points = compared[compared["scheme"] == scheme].set_index("k")
-        lo, hi = points.loc[first], points.loc[last]
-        trials_here = per_trial[per_trial["scheme"] == scheme]
-        measured[scheme] = {
-            "backend": lo["backend"], "cost_first_us": round(lo["measured_us"], 4),
-            "cost_last_us": round(hi["measured_us"], 4), "reduction": round(lo["measured_us"] / hi["measured_us"], 2),
-            "median_relative_error_pct": round(100 * float(np.median(points["relative_error"])), 3),
-            "max_relative_error_pct": round(100 * float(points["relative_error"].max()), 3),
-            "relative_error_pct_by_k": {f"k{k}": round(100 * e, 3) for k, e in points["relative_error"].items()},
-            # where a miss comes from: the path's own per-report and per-checkpoint costs against Eq. 1's inputs
-            "per_report_us_at_last_k": round(float(hi["per_report_us"]), 4),
-            "per_checkpoint_sign_write_us": round(float(trials_here["per_checkpoint_us"].median()), 3),
-            "sign_us": round(float(trials_here["sign_us"].median()), 3),
-            "write_us": round(float(trials_here["write_us"].median()), 3),
-            "checkpoint_path_overhead_us_at_k1": round(float(lo["per_report_us"] - hi["per_report_us"]) * first, 3),
-            "checkpoint_cost_vs_model": round(float(trials_here["per_checkpoint_us"].median()) / values.amortisable, 4)
-            if values.amortisable else None,
-            # Eq. 1 with the path's own per-report cost as the floor: what remains is checkpoint-cost drift
-            "median_relative_error_pct_with_path_floor": _with_path_floor(points, values, float(hi["per_report_us"])),
-            # Eq. 1 fed with the cost study's means: heavy-tailed signing (ML-DSA rejection sampling) and fsync
-            "median_relative_error_pct_with_cost_means": round(100 * float(np.median(eq1.relative_errors(
-                points["measured_us"].to_numpy(), eq1.model_curve(mean_inputs[scheme], points.index.to_numpy()))
-            )), 3) if mean_inputs else None,
-            "fit_a_plus_b_over_k": _fit(points.reset_index()),
-        }
-        if raw is not None:
-            mine = raw[raw["scheme"] == scheme]
-            # like with like: the median checkpoint interval's cost per report (Eq. 1 takes medians too)
-            typical = (mine["total_ns"] / mine["reports"] / 1000.0).groupby(mine["k"]).median()
-            measured[scheme]["median_relative_error_pct_checkpoint_medians"] = round(100 * float(np.median(
-                eq1.relative_errors(typical.to_numpy(), eq1.model_curve(values, typical.index.to_numpy())))), 3)
-            measured[scheme]["checkpoint_octets"] = int(mine["checkpoint_octets"].median())
+        measured[scheme] = report.measured_block(info["means"][scheme], points,
+                                                 per_trial[per_trial["scheme"] == scheme], info["errors"][scheme],
+                                                 first, last)
     log_schemes = [s for s, b in cfg.baselines.items() if b.durable_log and b.signer == "ML-DSA-65"] \
         or list(cfg.baselines)
     focus = log_schemes[0]
@@ -606,6 +743,9 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
                     "min_checkpoints": cfg.min_checkpoints},
         "floor_us": round(next(iter(inputs.values())).floor, 4),
         "model": model, "measured": measured,
+        "eq1_inputs": report.eq1_inputs_block(info["means"], info["path"]),
+        "sweep": report.sweep_summary(cfg, info),
+        "library_dependent": report.library_dependent_block(info["claims"], info["main_backend"]),
         "omission": _omission_metrics(omission),
         "equivocation": _equivocation_metrics(equivocation, cfg.equivocation_k),
         "sensitivity": {

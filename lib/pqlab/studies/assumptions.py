@@ -113,7 +113,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
     a, thread = settings.assumptions, settings.thread
     d3 = thread.figure_configs["drop_in"]
     names = list(dict.fromkeys([*thread.configurations, d3]))
-    configs, compute = table1_inputs(names, paths.root / "params" / settings.inputs.cycles_file)
+    configs, compute = table1_inputs(names, paths.input(settings.inputs.cycles_file))
     sets = assumptions.assumption_sets(a, thread)
     points, members = assumptions.assumption_points(a, sets, thread, configs, compute, a.runs)
     runs = run_grid(points, thread, parts_folder(paths), runs=a.runs, workers=workers, scheduler=scheduler,

@@ -35,7 +35,39 @@ class NativeCost(MetricsNode):
 
 class BackendSign(MetricsNode):
     median_us: float
+    mean_us: float
     backend: str
+
+
+class ReferenceOperation(MetricsNode):
+    """A Table I symmetric row timed in a C loop (the paper's method): median and p99 with 95 % intervals."""
+
+    median_us: float
+    median_lo_us: float
+    median_hi_us: float
+    p99_us: float
+    p99_lo_us: float
+    p99_hi_us: float
+    mean_us: float
+    n: int
+    backend: str
+    method: str
+
+
+class SignerOnBackend(MetricsNode):
+    median_us: float
+    mean_us: float
+    main: bool
+    write_over_sign: float
+    dominant_with_log: str
+
+
+class LibraryDependent(MetricsNode):
+    """The claims whose verdict depends on the signing library: each backend's signing time against the write."""
+
+    main_backend: dict[str, str]
+    write_fsync_median_us: float
+    signers: dict[str, dict[str, SignerOnBackend]]
 
 
 class BackendRatio(MetricsNode):
@@ -58,6 +90,11 @@ class CostsMetrics(StageMetrics):
     native_per_report: dict[str, NativeCost]
     sign_by_backend: dict[str, dict[str, BackendSign]]
     backend_comparison: dict[str, BackendRatio]
+    backend_comparison_by_algorithm: dict[str, dict[str, BackendRatio]]
+    table1_python: dict[str, OperationCost]
+    symmetric_c_variants: dict[str, OperationCost]
+    reference_operations: dict[str, ReferenceOperation]
+    library_dependent: LibraryDependent
     empty_call_overhead_ns: float
     cpu_model: str | None
     machine: MachineInfo
@@ -84,7 +121,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         raw, extra = costs.measure(settings, scratch, progress=progress)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends=extra["backends"]) | extra
     stats = costs.summarise(raw, settings)
-    comparison = costs.compare_backends(raw, settings.costs.comparison_signer)
+    comparison = costs.compare_all_backends(raw, [settings.costs.comparison_signer, *settings.costs.signers])
     table = costs.table1(stats)
     statuses = crypto.backends()
     headline = costs.metrics(stats, comparison, metadata) | {

@@ -88,7 +88,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     """Compute the whole space, tabulate, plot and write the outputs (byte-stable across runs)."""
     p = settings.design_space
     paths.check_writable(paths.derived, paths.case_figs, paths.plots)
-    cycles = load_cycles(paths.root / "params" / settings.inputs.cycles_file)
+    cycles = load_cycles(paths.input(settings.inputs.cycles_file))
     device = design_tables.device_pq_table(p.configurations, cycles)
     start = time.perf_counter()
     space = design_tables.build_space(p, cycles, settings.framing.max_app_payload)

@@ -33,8 +33,8 @@ SHOWN = ["total", "device_ms", "largest", "points", *ext.KEY_COLUMNS, "family"]
 def cycle_table(paths: ProjectPaths, settings: StudyParams):
     """pqm4's fastest counts for every registry algorithm at the paper's clock; for the paper's algorithms they must
     equal ``pqm4_cycles.yaml`` (the same rule on the same data), else the comparison would not be like with like."""
-    paper = load_cycles(paths.root / "params" / settings.inputs.cycles_file)
-    table = pqm4.load_implementations(paths.root / "params" / pqm4.IMPLEMENTATIONS_FILE)
+    paper = load_cycles(paths.input(settings.inputs.cycles_file))
+    table = pqm4.load_implementations(paths.input(pqm4.IMPLEMENTATIONS_FILE))
     cycles = pqm4.cycle_table(table, clock_mhz=paper.clock_mhz,
                               controller_ms_per_message=paper.controller_ms_per_message, field="pqm4_implementations")
     for name, entry in paper.algorithms.items():

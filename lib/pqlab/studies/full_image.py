@@ -81,11 +81,12 @@ METRICS = FullImageMetrics
 
 
 def image_root(settings: StudyParams, paths: ProjectPaths) -> Path:
-    """The directory to measure: ``full_image.image_dir`` (relative to the project), else the generated tree."""
+    """The directory to measure: ``full_image.image_dir`` (an input: relative to the project the params file is in,
+    not to ``--out-dir``), else the generated tree under the output folder."""
     named = settings.full_image.image_dir
     if named is not None:
         root = Path(named).expanduser()
-        return root if root.is_absolute() else paths.root / root
+        return root if root.is_absolute() else paths.project / root
     root = paths.raw / "image_tree"
     if not root.is_dir():
         raise image.ImageError("not generated yet: run `dvc repro image_tree` or `pqlab image-tree`",

@@ -9,7 +9,7 @@ import pandas as pd
 
 from pqlab import machine
 from pqlab.amort.fastpath import resolve_controller_path
-from pqlab.bench import isolation, scaling
+from pqlab.bench import isolation, rekey_parts, scaling
 from pqlab.figures.scaling import fig_scaling
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
@@ -77,6 +77,20 @@ class Replay(MetricsNode):
     one_window_total_ms: float
 
 
+class RekeyParts(MetricsNode):
+    """Re-keying one identity split into its parts (medians), their sums, and the end-to-end time beside them."""
+
+    parts_us: dict[str, float]
+    sums_us: dict[str, float]
+    sums: dict[str, list[str]]
+    end_to_end_controller_us: float | None
+    end_to_end_rest_us: float | None
+    identities: int
+    kem_backend: str
+    signature_backend: str
+    method: str
+
+
 class ScalingMetrics(StageMetrics):
     """``scaling_metrics.json``: Table III per identity count, the byte parts, the size budget, isolation and
     re-keying per fleet, partition replay, and the controller path that ran."""
@@ -86,6 +100,7 @@ class ScalingMetrics(StageMetrics):
     budget: Budget
     isolation: dict[str, Isolation]
     rekey_us_per_identity: float | None
+    rekey_parts: RekeyParts
     replay: Replay
     controller_path: str
     controller_path_reason: str
@@ -117,7 +132,7 @@ def _markdown(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def metrics(table3: pd.DataFrame, parts: scaling.Decomposition, crossing: dict[str, Any], iso: pd.DataFrame,
-            replay: pd.DataFrame, provenance: dict[str, Any]) -> dict[str, Any]:
+            replay: pd.DataFrame, provenance: dict[str, Any], rekeying: pd.DataFrame) -> dict[str, Any]:
     """Headline numbers for REPORT.md (keys n<identities>, b<backlog>)."""
     table = {f"n{int(r.identities)}": {
         "us_per_report": round(r.us_per_report, 4), "checkpoint_octets": int(r.checkpoint_octets),
@@ -143,6 +158,7 @@ def metrics(table3: pd.DataFrame, parts: scaling.Decomposition, crossing: dict[s
         "budget": crossing,
         "isolation": isolation_metrics,
         "rekey_us_per_identity": round(float(iso["rekey_us_per_identity"].median()), 3),
+        "rekey_parts": rekey_parts.parts_metrics(rekeying),
         "replay": {
             "us_per_record": round(float(configured["merge_us_per_record"].median()), 4),
             "us_per_record_with_checkpoint": round(float(configured["total_us_per_record"].median()), 4),
@@ -174,8 +190,9 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
                   "signature_backend": str(trials["signature_backend"].iloc[0])}
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"),
                                     backends={"signature": provenance["signature_backend"]}) | provenance
-    headline = validated(ScalingMetrics, metrics(table3, parts, crossing, iso, replay_summary, provenance)
+    headline = validated(ScalingMetrics, metrics(table3, parts, crossing, iso, replay_summary, provenance, rekeying)
                          | {"cpu_model": metadata["cpu_model"]})
+    rekey_table = rekey_parts.parts_table(rekeying)
     figure = fig_scaling(table3, crossing, resolved.path, metadata["cpu_model"])
     table = table3[list(TABLE3_COLUMNS)].rename(columns=TABLE3_COLUMNS)
     for frame in (rounds, trials, counts, rekeying, replay):
@@ -190,6 +207,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.parquet(paths.raw / "scaling_replay.parquet", replay, metadata)
         out.table(table, paths.amort_figs / "table3_scaling", markdown=_markdown(table))
         out.table(iso, paths.amort_figs / "isolation", markdown=_markdown(iso))
+        out.table(rekey_table, paths.amort_figs / "rekey_parts", markdown=_markdown(rekey_table))
         out.table(replay_summary, paths.amort_figs / "partition_replay", markdown=_markdown(replay_summary))
         out.table(layouts, paths.amort_figs / "checkpoint_budget", markdown=_markdown(layouts))
         out.figure(figure, paths.amort_figs / "fig_scaling")
@@ -198,7 +216,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig_scaling": figure},
                        tables={"table3_scaling": table, "isolation": iso, "partition_replay": replay_summary,
-                               "checkpoint_budget": layouts},
+                               "checkpoint_budget": layouts, "rekey_parts": rekey_table},
                        metrics=headline, files=out.written,
                        data={"rounds": rounds, "trials": trials, "table3": table3, "rekey": rekeying,
                              "isolation": counts, "replay": replay, "decomposition": parts, "budget": crossing,

@@ -120,7 +120,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
     sens, thread = settings.sensitivity, settings.thread
     roles = {sens.role, *(sc.role for sc in sens.segments.scenarios)}
     names = sorted({thread.figure_configs[role] for role in roles})
-    configs, compute = table1_inputs(names, paths.root / "params" / settings.inputs.cycles_file)
+    configs, compute = table1_inputs(names, paths.input(settings.inputs.cycles_file))
     points, cells = sweeps.sweep_points(sens, thread, configs, compute, sens.runs)
     table = run_grid(points, thread, parts_folder(paths), runs=sens.runs, workers=workers, scheduler=scheduler,
                      progress=progress)

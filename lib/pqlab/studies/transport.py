@@ -270,7 +270,7 @@ def run(
     params = settings.thread
     if configs is None:
         configs, device_compute_ms = table1_inputs(params.configurations,
-                                                   paths.root / "params" / settings.inputs.cycles_file)
+                                                   paths.input(settings.inputs.cycles_file))
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"))
     summaries: dict[str, pd.DataFrame] = {}
     tables: dict[str, pd.DataFrame] = {}

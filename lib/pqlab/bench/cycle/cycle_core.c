@@ -7,12 +7,28 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #define NS_PER_S 1000000000LL
+
+/* cycles <= PQ_CYCLE_MAX_CYCLES is checked at run time, so every sample array's size is representable */
+_Static_assert(PQ_CYCLE_MAX_CYCLES <= SIZE_MAX / sizeof(int64_t), "sample arrays must fit size_t");
+
+const char *pq_cycle_status_name(int status) {
+    switch (status) {
+    case PQ_CYCLE_OK: return "PQ_CYCLE_OK";
+    case PQ_CYCLE_EINVAL: return "PQ_CYCLE_EINVAL";
+    case PQ_CYCLE_ENOMEM: return "PQ_CYCLE_ENOMEM";
+    case PQ_CYCLE_ETHREAD: return "PQ_CYCLE_ETHREAD";
+    case PQ_CYCLE_ECLOCK: return "PQ_CYCLE_ECLOCK";
+    case PQ_CYCLE_EHOOK: return "PQ_CYCLE_EHOOK";
+    }
+    return "PQ_CYCLE_UNKNOWN";
+}
 
 /* ---- synthetic scan: input image -> PID blocks + interlock rungs -> output image ---------------- */
 
@@ -38,7 +54,7 @@ static uint64_t xorshift64(uint64_t *s) {
 }
 
 pq_scan_state *pq_scan_new(uint32_t blocks, uint64_t seed) {
-    if (blocks == 0) return NULL;
+    if (blocks == 0 || blocks > PQ_SCAN_MAX_BLOCKS) return NULL;
     pq_scan_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->blocks = blocks;
@@ -74,6 +90,15 @@ void pq_scan_free(pq_scan_state *s) {
     free(s);
 }
 
+/* The analog output as an integer in 1/16 units: checked before the conversion, since converting a double
+ * outside the integer's range (or NaN) is undefined behaviour. The PID clamp keeps it in [0, 100] here. */
+static uint64_t output_units(double value) {
+    double scaled = value * 16.0;
+    if (!(scaled >= 0.0)) return 0; /* negative or NaN */
+    if (scaled >= 18446744073709549568.0) return UINT64_MAX; /* the largest double below 2^64 */
+    return (uint64_t)scaled;
+}
+
 uint64_t pq_scan_once(pq_scan_state *s) {
     /* input scan: fresh sensor values and digital inputs */
     for (uint32_t i = 0; i < s->blocks; i++) {
@@ -98,7 +123,7 @@ uint64_t pq_scan_once(pq_scan_state *s) {
         /* output scan */
         s->analog_out[i] = run ? out : 0.0;
         s->digital_out[i] = run | alarm;
-        checksum = checksum * 31u + s->digital_out[i] + (uint64_t)(s->analog_out[i] * 16.0);
+        checksum = checksum * 31u + s->digital_out[i] + output_units(s->analog_out[i]);
     }
     s->scans++;
     return checksum;
@@ -158,11 +183,11 @@ static void *loop_thread(void *arg) {
     pin_and_schedule(cfg, r);
 
     /* touch every sample page before the first release so no cycle takes a page fault on them */
-    memset(out->latency_ns, 0, cfg->cycles * sizeof *out->latency_ns);
-    memset(out->work_ns, 0, cfg->cycles * sizeof *out->work_ns);
-    memset(out->evidence_ns, 0, cfg->cycles * sizeof *out->evidence_ns);
-    memset(out->evidence, 0, cfg->cycles * sizeof *out->evidence);
-    memset(out->cpu, 0, cfg->cycles * sizeof *out->cpu);
+    memset(out->latency_ns, 0, (size_t)cfg->cycles * sizeof *out->latency_ns);
+    memset(out->work_ns, 0, (size_t)cfg->cycles * sizeof *out->work_ns);
+    memset(out->evidence_ns, 0, (size_t)cfg->cycles * sizeof *out->evidence_ns);
+    memset(out->evidence, 0, (size_t)cfg->cycles * sizeof *out->evidence);
+    memset(out->cpu, 0, (size_t)cfg->cycles * sizeof *out->cpu);
 
     struct timespec release, wake, worked, done;
     if (clock_gettime(CLOCK_MONOTONIC, &release) != 0) {
@@ -233,10 +258,12 @@ static void *loop_thread(void *arg) {
 
 int pq_cycle_run(const pq_cycle_config *cfg, pq_cycle_samples *out, pq_cycle_report *report) {
     if (!cfg || !out || !report) return PQ_CYCLE_EINVAL;
-    if (cfg->period_ns < 10000 || cfg->period_ns > 10 * NS_PER_S || cfg->cycles == 0 || cfg->cpu < 0 ||
-        cfg->cpu >= CPU_SETSIZE || cfg->workload_blocks == 0 || (cfg->evidence_every && !cfg->hook) ||
-        (cfg->try_fifo && (cfg->fifo_priority < 1 || cfg->fifo_priority > 99)))
+    if (cfg->period_ns < 10000 || cfg->period_ns > 10 * NS_PER_S || cfg->cycles == 0 ||
+        cfg->cycles > PQ_CYCLE_MAX_CYCLES || cfg->warmup > PQ_CYCLE_MAX_CYCLES || cfg->cpu < 0 ||
+        cfg->cpu >= CPU_SETSIZE || cfg->workload_blocks == 0 || cfg->workload_blocks > PQ_SCAN_MAX_BLOCKS ||
+        (cfg->evidence_every && !cfg->hook) || (cfg->try_fifo && (cfg->fifo_priority < 1 || cfg->fifo_priority > 99)))
         return PQ_CYCLE_EINVAL;
+
     if (!out->latency_ns || !out->work_ns || !out->evidence_ns || !out->evidence || !out->cpu)
         return PQ_CYCLE_EINVAL;
     memset(report, 0, sizeof *report);
@@ -252,6 +279,7 @@ int pq_cycle_run(const pq_cycle_config *cfg, pq_cycle_samples *out, pq_cycle_rep
 }
 
 void pq_clock_pairs(int64_t *out, uint32_t n) {
+    if (out == NULL) return;
     struct timespec a, b;
     for (uint32_t i = 0; i < n; i++) {
         clock_gettime(CLOCK_MONOTONIC, &a);

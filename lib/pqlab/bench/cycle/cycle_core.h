@@ -26,6 +26,13 @@ typedef enum {
     PQ_CYCLE_EHOOK = -5       /* the evidence hook returned non-zero (its value in report.hook_status) */
 } pq_cycle_status;
 
+/* Limits every size is checked against before it is used (the binding checks the same bounds first). */
+#define PQ_CYCLE_MAX_CYCLES 100000000u   /* recorded (and warm-up) cycles: 800 MB per int64 sample array */
+#define PQ_SCAN_MAX_BLOCKS (1u << 24)     /* synthetic scan blocks */
+
+/* "PQ_CYCLE_OK", "PQ_CYCLE_EINVAL", ... for a status value (the binding's error codes). */
+const char *pq_cycle_status_name(int status);
+
 /* Work done once per evidence cycle; returns 0 on success. `seq` counts evidence cycles from 1. */
 typedef int (*pq_cycle_hook)(void *ctx, uint64_t seq, uint64_t now_ns);
 

@@ -1,89 +1,143 @@
-/* CPython binding of the control-cycle harness: pqlab.bench._cycle (the loop runs with the GIL released). */
+/* CPython binding of the control-cycle harness: pqlab.bench._cycle (the loop runs with the GIL released).
+ *
+ * Every integer argument is range-checked as a Python int before any conversion (no wrapping "I"/"K" formats),
+ * every buffer size is checked before it is computed, no C API call is made with an exception pending, and
+ * failures raise pqlab.errors.CycleError naming the argument, with the loop's pq_cycle_status name as its code. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <sched.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
+#include "bench_binding.h"
 #include "cycle_core.h"
 #include "cycle_evidence.h"
 
 extern const int PQ_EVIDENCE_IS_PLACEHOLDER;
 
-static int copy_exact(PyObject *bytes, uint8_t *dst, Py_ssize_t n, const char *name) {
-    char *data;
-    Py_ssize_t len;
-    if (PyBytes_AsStringAndSize(bytes, &data, &len) < 0) return -1;
-    if (len != n) {
-        PyErr_Format(PyExc_ValueError, "%s must be %zd octets, got %zd", name, n, len);
+static PyObject *CycleError;
+
+/* Raise CycleError(message, field=field, code=code); returns NULL. */
+static PyObject *cycle_error(const char *code, const char *field, const char *message) {
+    return pq_raise(CycleError, Py_BuildValue("{s:s,s:s}", "field", field, "code", code), message);
+}
+
+static PyObject *invalid(const char *field, const char *message) {
+    return cycle_error("PQ_CYCLE_EINVAL", field, message);
+}
+
+/* An integer in [low, high], of any Python int size (checked, never wrapped), else CycleError naming field. */
+static int bounded(PyObject *obj, long long low, long long high, const char *field, long long *out) {
+    return pq_bounded_arg(obj, low, high, field, out, invalid);
+}
+
+/* A non-negative integer below 2^64 (a seed or a timestamp), else CycleError naming field. */
+static int unsigned64(PyObject *obj, const char *field, uint64_t *out) {
+    unsigned long long value;
+    if (obj == NULL || !PyLong_Check(obj) || PyBool_Check(obj)) {
+        cycle_error("PQ_CYCLE_EINVAL", field, "must be an integer");
         return -1;
     }
-    memcpy(dst, data, (size_t)n);
+    value = PyLong_AsUnsignedLongLong(obj);
+    if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear(); /* OverflowError for a negative or too large int: report it as the typed error */
+        cycle_error("PQ_CYCLE_EINVAL", field, "must be an integer in [0, 2^64 - 1]");
+        return -1;
+    }
+    *out = value;
+    return 0;
+}
+
+static int copy_exact(PyObject *bytes, uint8_t *dst, Py_ssize_t n, const char *name) {
+    char message[64];
+    if (!PyBytes_Check(bytes) || PyBytes_GET_SIZE(bytes) != n) {
+        snprintf(message, sizeof message, "must be bytes of %zd octets", n);
+        cycle_error("PQ_CYCLE_EINVAL", name, message);
+        return -1;
+    }
+    memcpy(dst, PyBytes_AS_STRING(bytes), (size_t)n);
     return 0;
 }
 
 /* (tags, k_evid, chain_seed, chain_length, dev_id, epoch, digest, policy_id, tag_len) -> config */
 static int parse_evidence(PyObject *spec, pq_evidence_config *cfg) {
-    PyObject *k_evid, *seed, *dev_id, *digest;
-    unsigned int chain_length, epoch, policy_id, tag_len;
+    static const char *const names[] = {"tags", "k_evid", "chain_seed", "chain_length", "dev_id",
+                                        "epoch", "digest", "policy_id", "tag_len"};
+    PyObject *item[9];
+    long long tags, chain_length, epoch, policy_id, tag_len;
     memset(cfg, 0, sizeof *cfg);
-    if (!PyArg_ParseTuple(spec, "iSSISISII;evidence spec", &cfg->tags, &k_evid, &seed, &chain_length, &dev_id,
-                          &epoch, &digest, &policy_id, &tag_len))
-        return -1;
-    if (policy_id > 0xFFFF || tag_len > 32) {
-        PyErr_SetString(PyExc_ValueError, "policy_id must fit 16 bits and tag_len be at most 32");
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 9) {
+        cycle_error("PQ_CYCLE_EINVAL", "evidence", "must be a 9-tuple (tags, k_evid, chain_seed, chain_length, "
+                    "dev_id, epoch, digest, policy_id, tag_len)");
         return -1;
     }
-    cfg->chain_length = chain_length;
-    cfg->epoch = epoch;
+    for (int i = 0; i < 9; i++) item[i] = PyTuple_GET_ITEM(spec, i);
+    if (bounded(item[0], PQ_EVIDENCE_ONE_TAG, PQ_EVIDENCE_TWO_TAGS, names[0], &tags) < 0 ||
+        copy_exact(item[1], cfg->k_evid, 32, names[1]) < 0 || copy_exact(item[2], cfg->chain_seed, 32, names[2]) < 0 ||
+        bounded(item[3], 1, UINT32_MAX, names[3], &chain_length) < 0 ||
+        copy_exact(item[4], cfg->dev_id, (Py_ssize_t)sizeof cfg->dev_id, names[4]) < 0 ||
+        bounded(item[5], 0, UINT32_MAX, names[5], &epoch) < 0 || copy_exact(item[6], cfg->digest, 32, names[6]) < 0 ||
+        bounded(item[7], 0, UINT16_MAX, names[7], &policy_id) < 0 || bounded(item[8], 1, 32, names[8], &tag_len) < 0)
+        return -1;
+    cfg->tags = (int)tags;
+    cfg->chain_length = (uint32_t)chain_length;
+    cfg->epoch = (uint32_t)epoch;
     cfg->policy_id = (uint16_t)policy_id;
     cfg->tag_len = (uint8_t)tag_len;
-    if (copy_exact(k_evid, cfg->k_evid, 32, "k_evid") || copy_exact(seed, cfg->chain_seed, 32, "chain_seed") ||
-        copy_exact(dev_id, cfg->dev_id, (Py_ssize_t)sizeof cfg->dev_id, "dev_id") ||
-        copy_exact(digest, cfg->digest, 32, "digest"))
-        return -1;
     return 0;
 }
 
 static pq_evidence *new_evidence(PyObject *spec) {
     pq_evidence_config cfg;
+    pq_evidence *ev;
     if (parse_evidence(spec, &cfg) < 0) return NULL;
-    pq_evidence *ev = pq_evidence_new(&cfg);
-    if (!ev) PyErr_SetString(PyExc_ValueError, "the evidence configuration was rejected by the device path");
+    if ((ev = pq_evidence_new(&cfg)) == NULL)
+        cycle_error("PQ_CYCLE_EINVAL", "evidence", "the evidence configuration was rejected by the device path");
     return ev;
 }
 
+/* A bytes buffer of n items of size octets each (n already bounded by PQ_CYCLE_MAX_CYCLES; checked anyway). */
+static PyObject *sample_buffer(size_t n, size_t size, const char *field) {
+    if (size != 0 && n > (size_t)PY_SSIZE_T_MAX / size) return cycle_error("PQ_CYCLE_EINVAL", field, "too many samples");
+    return PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * size));
+}
+
 static PyObject *py_run(PyObject *self, PyObject *args, PyObject *kwargs) {
-    (void)self;
     static char *names[] = {"period_ns", "cycles", "warmup", "cpu", "try_fifo", "fifo_priority",
                             "workload_blocks", "evidence_every", "evidence", NULL};
-    long long period_ns;
-    unsigned int cycles, warmup, blocks, every;
-    int cpu, try_fifo, priority;
-    PyObject *spec = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LIIipiII|O", names, &period_ns, &cycles, &warmup, &cpu,
-                                     &try_fifo, &priority, &blocks, &every, &spec))
-        return NULL;
+    PyObject *o_period, *o_cycles, *o_warmup, *o_cpu, *o_priority, *o_blocks, *o_every, *spec = Py_None;
+    PyObject *latency = NULL, *work = NULL, *evid = NULL, *flag = NULL, *cpus = NULL, *result = NULL;
+    long long period_ns, cycles, warmup, cpu, priority, blocks, every;
+    int try_fifo, status;
     pq_evidence *ev = NULL;
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOpOOO|O", names, &o_period, &o_cycles, &o_warmup, &o_cpu,
+                                     &try_fifo, &o_priority, &o_blocks, &o_every, &spec))
+        return NULL;
+    if (bounded(o_period, 10000, 10LL * 1000000000LL, "period_ns", &period_ns) < 0 ||
+        bounded(o_cycles, 1, PQ_CYCLE_MAX_CYCLES, "cycles", &cycles) < 0 ||
+        bounded(o_warmup, 0, PQ_CYCLE_MAX_CYCLES, "warmup", &warmup) < 0 ||
+        bounded(o_cpu, 0, CPU_SETSIZE - 1, "cpu", &cpu) < 0 || bounded(o_priority, 1, 99, "fifo_priority", &priority) < 0 ||
+        bounded(o_blocks, 1, PQ_SCAN_MAX_BLOCKS, "workload_blocks", &blocks) < 0 ||
+        bounded(o_every, 0, UINT32_MAX, "evidence_every", &every) < 0)
+        return NULL;
     if (every) {
-        if (spec == Py_None) {
-            PyErr_SetString(PyExc_ValueError, "evidence_every > 0 needs an evidence spec");
-            return NULL;
-        }
-        if (!(ev = new_evidence(spec))) return NULL;
+        if (spec == Py_None) return cycle_error("PQ_CYCLE_EINVAL", "evidence", "evidence_every > 0 needs an evidence spec");
+        if ((ev = new_evidence(spec)) == NULL) return NULL;
     }
-    size_t n = cycles;
-    PyObject *latency = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int64_t)));
-    PyObject *work = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int64_t)));
-    PyObject *evid = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int64_t)));
-    PyObject *flag = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
-    PyObject *cpus = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int32_t)));
-    PyObject *result = NULL;
-    if (!latency || !work || !evid || !flag || !cpus) goto done;
+    size_t n = (size_t)cycles;
+    /* each allocation checked before the next C API call, so none runs with an exception pending */
+    if ((latency = sample_buffer(n, sizeof(int64_t), "cycles")) == NULL ||
+        (work = sample_buffer(n, sizeof(int64_t), "cycles")) == NULL ||
+        (evid = sample_buffer(n, sizeof(int64_t), "cycles")) == NULL || (flag = sample_buffer(n, 1, "cycles")) == NULL ||
+        (cpus = sample_buffer(n, sizeof(int32_t), "cycles")) == NULL)
+        goto done;
     pq_cycle_config cfg = {
-        .period_ns = period_ns, .cycles = cycles, .warmup = warmup, .cpu = cpu, .try_fifo = try_fifo,
-        .fifo_priority = priority, .workload_blocks = blocks, .evidence_every = every,
-        .hook = every ? pq_evidence_hook : NULL, .hook_ctx = ev,
+        .period_ns = period_ns, .cycles = (uint32_t)cycles, .warmup = (uint32_t)warmup, .cpu = (int)cpu,
+        .try_fifo = try_fifo, .fifo_priority = (int)priority, .workload_blocks = (uint32_t)blocks,
+        .evidence_every = (uint32_t)every, .hook = every ? pq_evidence_hook : NULL, .hook_ctx = ev,
     };
     pq_cycle_samples samples = {
         (int64_t *)PyBytes_AS_STRING(latency), (int64_t *)PyBytes_AS_STRING(work),
@@ -91,21 +145,18 @@ static PyObject *py_run(PyObject *self, PyObject *args, PyObject *kwargs) {
     };
     pq_cycle_report report;
     memset(&report, 0, sizeof report);
-    int status;
     Py_BEGIN_ALLOW_THREADS
     status = pq_cycle_run(&cfg, &samples, &report);
     Py_END_ALLOW_THREADS
-    if (status == PQ_CYCLE_EINVAL) {
-        PyErr_SetString(PyExc_ValueError, "control-cycle configuration out of range");
-        goto done;
-    }
     if (status == PQ_CYCLE_ENOMEM) {
         PyErr_NoMemory();
         goto done;
     }
     if (status != PQ_CYCLE_OK) {
-        PyErr_Format(PyExc_RuntimeError, "control-cycle loop failed: status %d, clock errno %d, hook %d", status,
-                     report.clock_errno, report.hook_status);
+        char message[160];
+        snprintf(message, sizeof message, "control-cycle loop failed: %s, clock errno %d, hook status %d",
+                 pq_cycle_status_name(status), report.clock_errno, report.hook_status);
+        cycle_error(pq_cycle_status_name(status), status == PQ_CYCLE_EHOOK ? "evidence" : "run", message);
         goto done;
     }
     uint8_t last[PQ_EVIDENCE_MAX_REPORT];
@@ -130,103 +181,109 @@ done:
 }
 
 static PyObject *py_reports(PyObject *self, PyObject *args) {
+    PyObject *spec, *stamps, *seq, *out;
+    pq_evidence *ev;
+    uint8_t anchor[32];
     (void)self;
-    PyObject *spec, *stamps;
     if (!PyArg_ParseTuple(args, "OO", &spec, &stamps)) return NULL;
-    PyObject *seq = PySequence_Fast(stamps, "timestamps must be a sequence");
-    if (!seq) return NULL;
-    pq_evidence *ev = new_evidence(spec);
-    if (!ev) {
+    if ((seq = PySequence_Fast(stamps, "timestamps must be a sequence")) == NULL) return NULL;
+    if ((ev = new_evidence(spec)) == NULL) {
         Py_DECREF(seq);
         return NULL;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject *out = PyList_New(n);
-    uint8_t anchor[32];
-    pq_evidence_anchor(ev, anchor);
-    for (Py_ssize_t i = 0; out && i < n; i++) {
-        unsigned long long stamp = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
-        if (PyErr_Occurred()) {
+    out = PyList_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        uint64_t stamp;
+        uint8_t buf[PQ_EVIDENCE_MAX_REPORT];
+        PyObject *item;
+        if (unsigned64(PySequence_Fast_GET_ITEM(seq, i), "timestamps", &stamp) < 0) {
             Py_CLEAR(out);
             break;
         }
-        int rc = pq_evidence_hook(ev, (uint64_t)(i + 1), (uint64_t)stamp);
-        uint8_t buf[PQ_EVIDENCE_MAX_REPORT];
+        int rc = pq_evidence_hook(ev, (uint64_t)i + 1, stamp);
         size_t len = rc == 0 ? pq_evidence_last(ev, buf, sizeof buf) : 0;
         if (rc != 0 || len == 0) {
-            PyErr_Format(PyExc_RuntimeError, "the device path failed on report %zd (status %d)", i + 1, rc);
+            char message[96];
+            snprintf(message, sizeof message, "the device path failed on report %zd (status %d)", i + 1, rc);
             Py_CLEAR(out);
+            cycle_error("PQ_CYCLE_EHOOK", "evidence", message);
             break;
         }
-        PyObject *item = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)len);
-        if (!item) {
+        if ((item = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)len)) == NULL) {
             Py_CLEAR(out);
             break;
         }
         PyList_SET_ITEM(out, i, item);
     }
+    pq_evidence_anchor(ev, anchor);
     pq_evidence_free(ev);
     Py_DECREF(seq);
-    if (!out) return NULL;
+    if (out == NULL) return NULL;
     PyObject *result = Py_BuildValue("(Oy#)", out, (const char *)anchor, (Py_ssize_t)32);
     Py_DECREF(out);
     return result;
 }
 
 static PyObject *py_time_reports(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *spec;
-    unsigned int n;
-    if (!PyArg_ParseTuple(args, "OI", &spec, &n)) return NULL;
-    pq_evidence *ev = new_evidence(spec);
-    if (!ev) return NULL;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
+    PyObject *spec, *count, *out;
+    pq_evidence *ev;
+    long long n;
     int rc = 0;
-    unsigned int i = 0;
-    if (out) {
-        int64_t *ns = (int64_t *)PyBytes_AS_STRING(out);
-        Py_BEGIN_ALLOW_THREADS
-        for (; i < n && rc == 0; i++) {
-            struct timespec a, b;
-            clock_gettime(CLOCK_MONOTONIC, &a);
-            rc = pq_evidence_hook(ev, (uint64_t)i + 1, (uint64_t)a.tv_sec * 1000000000ULL + (uint64_t)a.tv_nsec);
-            clock_gettime(CLOCK_MONOTONIC, &b);
-            ns[i] = ((int64_t)b.tv_sec - (int64_t)a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
-        }
-        Py_END_ALLOW_THREADS
+    uint32_t i = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OO", &spec, &count)) return NULL;
+    if (bounded(count, 0, PQ_CYCLE_MAX_CYCLES, "n", &n) < 0) return NULL;
+    if ((ev = new_evidence(spec)) == NULL) return NULL;
+    if ((out = sample_buffer((size_t)n, sizeof(int64_t), "n")) == NULL) {
+        pq_evidence_free(ev);
+        return NULL;
     }
+    int64_t *ns = (int64_t *)PyBytes_AS_STRING(out);
+    Py_BEGIN_ALLOW_THREADS
+    for (; i < (uint32_t)n && rc == 0; i++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        rc = pq_evidence_hook(ev, (uint64_t)i + 1, (uint64_t)a.tv_sec * 1000000000ULL + (uint64_t)a.tv_nsec);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        ns[i] = ((int64_t)b.tv_sec - (int64_t)a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+    }
+    Py_END_ALLOW_THREADS
     pq_evidence_free(ev);
-    if (out && rc != 0) {
-        Py_CLEAR(out);
-        PyErr_Format(PyExc_RuntimeError, "the device path failed on report %u (status %d)", i, rc);
+    if (rc != 0) {
+        char message[96];
+        snprintf(message, sizeof message, "the device path failed on report %u (status %d)", i, rc);
+        Py_DECREF(out);
+        return cycle_error("PQ_CYCLE_EHOOK", "evidence", message);
     }
     return out;
 }
 
 static PyObject *py_scan(PyObject *self, PyObject *args) {
+    PyObject *o_blocks, *o_scans, *o_seed;
+    long long blocks, scans;
+    uint64_t seed, checksum = 0;
     (void)self;
-    unsigned int blocks, scans;
-    unsigned long long seed;
-    if (!PyArg_ParseTuple(args, "IIK", &blocks, &scans, &seed)) return NULL;
-    pq_scan_state *s = pq_scan_new(blocks, seed);
-    if (!s) {
-        PyErr_SetString(PyExc_ValueError, "blocks must be >= 1");
+    if (!PyArg_ParseTuple(args, "OOO", &o_blocks, &o_scans, &o_seed)) return NULL;
+    if (bounded(o_blocks, 1, PQ_SCAN_MAX_BLOCKS, "blocks", &blocks) < 0 ||
+        bounded(o_scans, 0, UINT32_MAX, "scans", &scans) < 0 || unsigned64(o_seed, "seed", &seed) < 0)
         return NULL;
-    }
-    uint64_t checksum = 0;
-    for (unsigned int i = 0; i < scans; i++) checksum ^= pq_scan_once(s);
+    pq_scan_state *s = pq_scan_new((uint32_t)blocks, seed);
+    if (s == NULL) return PyErr_NoMemory();
+    for (long long i = 0; i < scans; i++) checksum ^= pq_scan_once(s);
     pq_scan_free(s);
     return PyLong_FromUnsignedLongLong(checksum);
 }
 
 static PyObject *py_clock_pairs(PyObject *self, PyObject *args) {
+    PyObject *count, *out;
+    long long n;
     (void)self;
-    unsigned int n;
-    if (!PyArg_ParseTuple(args, "I", &n)) return NULL;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)n * sizeof(int64_t)));
-    if (!out) return NULL;
+    if (!PyArg_ParseTuple(args, "O", &count)) return NULL;
+    if (bounded(count, 0, PQ_CYCLE_MAX_CYCLES, "n", &n) < 0) return NULL;
+    if ((out = sample_buffer((size_t)n, sizeof(int64_t), "n")) == NULL) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    pq_clock_pairs((int64_t *)PyBytes_AS_STRING(out), n);
+    pq_clock_pairs((int64_t *)PyBytes_AS_STRING(out), (uint32_t)n);
     Py_END_ALLOW_THREADS
     return out;
 }
@@ -249,11 +306,17 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cycle", "Control-cy
                                     NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__cycle(void) {
-    PyObject *m = PyModule_Create(&module);
-    if (!m) return NULL;
+    PyObject *errors = PyImport_ImportModule("pqlab.errors"), *m;
+    if (errors == NULL) return NULL;
+    CycleError = PyObject_GetAttrString(errors, "CycleError");
+    Py_DECREF(errors);
+    if (CycleError == NULL) return NULL;
+    if ((m = PyModule_Create(&module)) == NULL) return NULL;
     if (PyModule_AddIntConstant(m, "EVIDENCE_PLACEHOLDER", PQ_EVIDENCE_IS_PLACEHOLDER) < 0 ||
         PyModule_AddIntConstant(m, "ONE_TAG", PQ_EVIDENCE_ONE_TAG) < 0 ||
-        PyModule_AddIntConstant(m, "TWO_TAGS", PQ_EVIDENCE_TWO_TAGS) < 0) {
+        PyModule_AddIntConstant(m, "TWO_TAGS", PQ_EVIDENCE_TWO_TAGS) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_CYCLES", PQ_CYCLE_MAX_CYCLES) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_BLOCKS", PQ_SCAN_MAX_BLOCKS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,0 +1,310 @@
+"""AMORT-V1 §V-D: the checkpoint-interval sweep sized from its own spread, with the path-terms probes beside it.
+
+Each point (baseline, k) is the mean amortised controller cost per report over all its timed checkpoints. The first
+trial runs every point at its minimum size; after each trial the spread measured so far says how many checkpoints
+the point needs for its 95 % interval to reach the target half-width (±3 % by default), and the next trial runs that
+need spread over the trials left — within a wall-time budget: when the budget is short, every point's share above
+its minimum shrinks by the same factor. Within a trial the points and the probes run in a seeded random order, so
+slow drift of a shared machine spreads over all k instead of biasing some.
+
+The probes measure Eq. 1's terms on the path itself, independently of the sweep's own timings: the controller's
+work per report and per checkpoint (ingest + checkpoint body + commit, with a fixed signature of the real length,
+nothing signed or written) at the smallest and the largest k, and one append + fsync of the real checkpoint
+(``DurableLog``, as the sweep writes it) for every checkpoint size the sweep produces.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from pqlab import progress
+from pqlab.amort import fastpath
+from pqlab.amort.durable import DurableLog
+from pqlab.amort.identity import SigningKey
+from pqlab.bench import amortisation as sweep
+
+PATH_PHASES = ("ingest_ns", "body_ns", "commit_ns")  # the path's own work in a checkpoint (no signature, no write)
+
+
+@dataclass(frozen=True)
+class SweepTarget:
+    """How precise each point must be, and what the sweep may spend on it."""
+
+    half_width: float        # relative half-width of each point's interval (0.03 = ±3 %)
+    confidence: float
+    trials: int              # every point runs in every trial
+    budget_s: float          # wall time for the whole sweep, probes included
+    min_reports: int         # per point over all trials: at least this many reports ...
+    min_checkpoints: int     # ... and in every trial at least this many checkpoints
+    max_checkpoints: int = 50_000  # per point and trial
+
+
+@dataclass(frozen=True)
+class Point:
+    """One sweep point and its own target half-width (points beside the main comparison may be looser)."""
+
+    baseline: sweep.Baseline
+    k: int
+    half_width: float
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.baseline.scheme, self.k
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    """The path-terms probes of every trial: per signer (its signature length) the path at ``k_small`` and
+    ``k_large``; per signer with a durable log the append + fsync at every checkpoint size in ``touched``."""
+
+    signers: tuple[tuple[str, str], ...]   # (signer, backend) of each path probe
+    log_signers: tuple[str, ...]           # signers whose baselines keep a durable log
+    log_folder: Path | None
+    k_small: int
+    small_checkpoints: int
+    k_large: int
+    large_checkpoints: int
+    fsync_reps: int
+    touched: tuple[int, ...]               # devices touched by a checkpoint: 1 .. devices (sizes differ)
+
+
+@dataclass
+class SweepResult:
+    """Everything the sweep measured: checkpoint rows, probe rows, the plan it followed."""
+
+    raw: pd.DataFrame     # one row per timed checkpoint of every point
+    path: pd.DataFrame    # one row per path-probe checkpoint
+    fsync: pd.DataFrame   # one row per probed append + fsync
+    sizes: pd.DataFrame   # signer, touched devices, checkpoint octets
+    plan: pd.DataFrame    # per trial and point: checkpoints run, seconds spent, half-width after the trial
+    wall_s: float
+    budget_s: float
+
+
+def minimum_checkpoints(k: int, target: SweepTarget) -> int:
+    """Checkpoints a point runs in every trial at least: ``min_checkpoints``, and together over the trials at least
+    ``min_reports`` reports (the first trial's pilot; the spread decides the rest)."""
+    return max(target.min_checkpoints, math.ceil(target.min_reports / (k * target.trials)))
+
+
+def relative_half_width(values: np.ndarray, confidence: float) -> float:
+    """Half-width of the t interval of the mean, relative to the mean (inf below two values)."""
+    data = np.asarray(values, dtype=float)
+    if data.size < 2 or data.mean() <= 0:
+        return math.inf
+    t = stats.t.ppf(0.5 + confidence / 2, data.size - 1)
+    return float(t * data.std(ddof=1) / math.sqrt(data.size) / data.mean())
+
+
+def required_checkpoints(values: np.ndarray, half_width: float, confidence: float) -> int:
+    """Checkpoints the point needs in all for its interval to reach ``half_width``, from its spread so far."""
+    data = np.asarray(values, dtype=float)
+    if data.size < 2 or data.mean() <= 0:
+        return data.size + 2
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    return math.ceil((z * data.std(ddof=1) / data.mean() / half_width) ** 2)
+
+
+def allocate(need: dict, minimum: dict, seconds_each: dict, trials_left: int, budget_s: float, cap: int) -> dict:
+    """Checkpoints per point for the next trial: the remaining need spread over the trials left, never below the
+    minimum nor above ``cap``. When the predicted time exceeds this trial's share of the budget, every point's share
+    above its minimum shrinks by one common factor, so the points still short end equally short (relative to
+    their need) instead of the last ones in line going without."""
+    if trials_left < 1:
+        raise ValueError("no trials left to allocate")
+    want = {p: min(cap, max(minimum[p], math.ceil(need[p] / trials_left))) for p in need}
+    share = budget_s / trials_left
+    base = sum(minimum[p] * seconds_each[p] for p in want)
+    extra = sum((want[p] - minimum[p]) * seconds_each[p] for p in want)
+    if extra <= 0 or base + extra <= share:
+        return want
+    factor = max(0.0, (share - base) / extra)
+    return {p: minimum[p] + int((want[p] - minimum[p]) * factor) for p in want}
+
+
+def _fixed_signature(signer: str, backend: str) -> bytes:
+    key = SigningKey.generate(signer, backend)
+    return key.signer.sign(key.secret, b"AMORT-V1 path probe", fastpath.CHECKPOINT_CONTEXT)
+
+
+def _probe_baseline(signer: str, backend: str) -> sweep.Baseline:
+    return sweep.Baseline(f"path {signer}", f"path probe {signer}", signer, backend, False)
+
+
+def checkpoint_sizes(path: str, plan: ProbePlan, signatures: dict[str, bytes], keys: dict[bytes, bytes],
+                     rng: np.random.Generator) -> pd.DataFrame:
+    """The signed checkpoint's length per signer and number of devices touched (one untimed checkpoint each)."""
+    rows = []
+    for signer, backend in plan.signers:
+        for touched in plan.touched:
+            row = sweep.run_point(path, _probe_baseline(signer, backend), None, keys, touched, 1, rng,
+                                  warmup_reports=0, fixed_signature=signatures[signer])[0]
+            rows.append({"signer": signer, "touched": touched, "checkpoint_octets": row["checkpoint_octets"]})
+    return pd.DataFrame(rows)
+
+
+def fsync_probe(folder: Path, octets: int, reps: int, rng: np.random.Generator, warmup: int = 2) -> np.ndarray:
+    """``reps`` times (ns) of one ``DurableLog.append`` (write + fsync) of an ``octets``-long entry, as the sweep
+    appends its checkpoints, into a fresh log in ``folder`` (removed afterwards)."""
+    handle, name = tempfile.mkstemp(dir=folder, prefix=".amort-fsync-probe-", suffix=".log")
+    os.close(handle)
+    clock = time.perf_counter_ns
+    samples = np.empty(reps, dtype=np.int64)
+    try:
+        with DurableLog(name) as log:
+            entry = rng.bytes(octets)
+            for _ in range(warmup):
+                log.append(entry)
+            for i in range(reps):
+                start = clock()
+                log.append(entry)
+                samples[i] = clock() - start
+    finally:
+        Path(name).unlink(missing_ok=True)
+    return samples
+
+
+def _path_rows(path: str, signer: str, backend: str, signature: bytes, keys: dict[bytes, bytes], k: int,
+               checkpoints: int, rng: np.random.Generator, disclosure_tag: bool, warmup: int) -> pd.DataFrame:
+    rows = sweep.run_point(path, _probe_baseline(signer, backend), None, keys, k, checkpoints, rng,
+                           disclosure_tag=disclosure_tag, warmup_reports=warmup, fixed_signature=signature)
+    frame = pd.DataFrame(rows)
+    frame["path_ns"] = frame[list(PATH_PHASES)].sum(axis=1)
+    frame.insert(0, "k", k)
+    frame.insert(0, "signer", signer)
+    return frame
+
+
+def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: SweepTarget, seed: int, *,
+                   n_devices: int, disclosure_tag: bool = True, warmup_reports: int = 16,
+                   desc: str = "amortisation sweep", progress_bar: bool = True) -> SweepResult:
+    """Run every point and probe in every trial (seeded random order per trial), sizing the points adaptively."""
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+    keys = sweep.epoch_keys(n_devices)
+    signatures = {signer: _fixed_signature(signer, backend) for signer, backend in probes.signers}
+    sizes = checkpoint_sizes(path, probes, signatures, keys, rng)
+    octets = {(r.signer, r.touched): int(r.checkpoint_octets) for r in sizes.itertuples()}
+    minimum = {p.key: minimum_checkpoints(p.k, target) for p in points}
+    alloc = dict(minimum)
+    values: dict[tuple[str, int], list[float]] = {p.key: [] for p in points}
+    spent = dict.fromkeys(values, 0.0)
+    frames, path_frames, fsync_frames, plan_rows = [], [], [], []
+    items: list[tuple[str, object]] = [("point", p) for p in points]
+    items += [("path", pair) for pair in probes.signers]
+    if probes.log_folder is not None:
+        items += [("fsync", (s, t)) for s in probes.log_signers for t in probes.touched]
+    with progress.bar(total=target.trials * len(items), desc=desc, disable=not progress_bar) as bar:
+        for trial in range(target.trials):
+            trial_keys = sweep.epoch_keys(n_devices)
+            signing = {p.baseline.scheme: SigningKey.generate(p.baseline.signer, p.baseline.backend)
+                       for p in points}
+            probe_s = 0.0
+            for index in rng.permutation(len(items)):
+                kind, item = items[index]
+                began = time.perf_counter()
+                if kind == "point":
+                    bar.set_postfix_str(f"trial {trial + 1}: {item.baseline.label}, k = {item.k}")
+                    rows = sweep.run_point(path, item.baseline, signing[item.baseline.scheme], trial_keys, item.k,
+                                           alloc[item.key], rng, disclosure_tag=disclosure_tag,
+                                           warmup_reports=warmup_reports)
+                    frames.append(sweep.point_frame(rows, item.baseline, item.k, trial))
+                    values[item.key].extend(r["total_ns"] / item.k / 1000.0 for r in rows)
+                    spent[item.key] += time.perf_counter() - began
+                elif kind == "path":
+                    signer, backend = item
+                    bar.set_postfix_str(f"trial {trial + 1}: path probe {signer}")
+                    sizes_here = ((probes.k_small, probes.small_checkpoints),
+                                  (probes.k_large, probes.large_checkpoints))
+                    for k, n in sizes_here:
+                        frame = _path_rows(path, signer, backend, signatures[signer], trial_keys, k, n, rng,
+                                           disclosure_tag, warmup_reports)
+                        path_frames.append(frame.assign(trial=trial))
+                else:
+                    signer, touched = item
+                    bar.set_postfix_str(f"trial {trial + 1}: fsync probe {signer}, {touched} device(s)")
+                    ns = fsync_probe(probes.log_folder, octets[(signer, touched)], probes.fsync_reps, rng)
+                    fsync_frames.append(pd.DataFrame({"signer": signer, "touched": touched, "trial": trial,
+                                                      "checkpoint_octets": octets[(signer, touched)], "ns": ns}))
+                if kind != "point":
+                    probe_s += time.perf_counter() - began
+                bar.update()
+            for p in points:
+                plan_rows.append({"trial": trial, "scheme": p.baseline.scheme, "k": p.k, "checkpoints": alloc[p.key],
+                                  "seconds": spent[p.key], "target_half_width_pct": 100 * p.half_width,
+                                  "half_width_pct": 100 * relative_half_width(values[p.key], target.confidence)})
+            trials_left = target.trials - trial - 1
+            if trials_left:
+                need = {p.key: max(0, required_checkpoints(values[p.key], p.half_width, target.confidence)
+                                   - len(values[p.key])) for p in points}
+                each = {key: spent[key] / max(1, len(values[key])) for key in values}
+                left = target.budget_s - (time.perf_counter() - start) - probe_s * trials_left
+                alloc = allocate(need, minimum, each, trials_left, max(0.0, left), target.max_checkpoints)
+    raw = pd.concat(frames, ignore_index=True)
+    raw["path"] = path
+    return SweepResult(raw, pd.concat(path_frames, ignore_index=True),
+                       pd.concat(fsync_frames, ignore_index=True) if fsync_frames else pd.DataFrame(
+                           columns=["signer", "touched", "trial", "checkpoint_octets", "ns"]),
+                       sizes, pd.DataFrame(plan_rows), time.perf_counter() - start, target.budget_s)
+
+
+def probe_plan(points: list[Point], ks: list[int], n_devices: int, log_folder: Path | None, *, small: int,
+               large: int, fsync_reps: int) -> ProbePlan:
+    """The probes the main points need: one path probe per signer, fsync at every size for signers with a log."""
+    signers = tuple(dict.fromkeys((p.baseline.signer, p.baseline.backend) for p in points))
+    by_signer = tuple(dict.fromkeys(signer for signer, _ in signers))
+    signers = tuple((signer, next(b for s, b in signers if s == signer)) for signer in by_signer)
+    logged = tuple(dict.fromkeys(p.baseline.signer for p in points if p.baseline.durable_log))
+    touched = tuple(sorted({min(k, n_devices) for k in ks}))
+    return ProbePlan(signers, logged, log_folder, min(ks), small, max(ks), large, fsync_reps, touched)
+
+
+def with_backend(baseline: sweep.Baseline, backend: str, scheme: str) -> sweep.Baseline:
+    """The same baseline signing on another backend (a point beside the main comparison)."""
+    return replace(baseline, scheme=scheme, backend=backend, label=f"{baseline.label} [{backend}]")
+
+
+def summarise(raw: pd.DataFrame, resamples: int, confidence: float, seed: int
+              ) -> tuple[pd.DataFrame, dict[tuple[str, int], np.ndarray]]:
+    """Per (scheme, k): the mean amortised cost per report over every timed checkpoint (all trials) with its
+    percentile-bootstrap interval, the achieved half-width, the samples behind it and the phase means; and each
+    point's bootstrap distribution of the mean (for intervals of statistics over points)."""
+    keys = ["scheme", "label", "signer", "backend", "durable_log", "storage", "k"]
+    rows, replicates = [], {}
+    data = raw.assign(amortised_us=raw["total_ns"] / raw["reports"] / 1000.0)
+    for index, (key, group) in enumerate(data.groupby(keys, sort=False)):
+        costs = group["amortised_us"].to_numpy()
+        mean = float(costs.mean())
+        if costs.size > 1 and np.ptp(costs) > 0:
+            boot = stats.bootstrap((costs,), np.mean, n_resamples=resamples, confidence_level=confidence,
+                                   method="percentile", vectorized=True, batch=max(1, 4_000_000 // costs.size),
+                                   rng=np.random.default_rng(seed + index))
+            lo, hi = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+            replicates[(key[0], int(key[-1]))] = np.asarray(boot.bootstrap_distribution, dtype=float)
+        else:
+            lo = hi = mean
+            replicates[(key[0], int(key[-1]))] = np.full(resamples, mean)
+        trial_means = group.groupby("trial")["amortised_us"].mean()
+        checkpoints = len(group)
+        rows.append({**dict(zip(keys, key, strict=True)), "trials": int(group["trial"].nunique()),
+                     "checkpoints": checkpoints, "reports": int(group["reports"].sum()),
+                     "measured_us": mean, "measured_lo": lo, "measured_hi": hi,
+                     "half_width_pct": 100 * max(mean - lo, hi - mean) / mean,
+                     "measured_min": float(trial_means.min()), "measured_max": float(trial_means.max()),
+                     "per_report_us": float(group[list(PATH_PHASES)].sum(axis=1).sum() / group["reports"].sum()
+                                            / 1000.0),
+                     "per_checkpoint_us": float((group["sign_ns"] + group["write_ns"]).mean() / 1000.0),
+                     "sign_us": float(group["sign_ns"].mean() / 1000.0),
+                     "write_us": float(group["write_ns"].mean() / 1000.0),
+                     "checkpoint_octets": int(group["checkpoint_octets"].median())})
+    stats_frame = pd.DataFrame(rows).sort_values(["scheme", "k"], kind="stable").reset_index(drop=True)
+    return stats_frame, replicates

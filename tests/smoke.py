@@ -1,0 +1,147 @@
+"""Every stage's command line, run once per test session on the smoke profile with the repository's params, each
+into a new empty ``--out-dir`` (issue 24 item 4: the output folder holds outputs only, inputs come from the project).
+
+Many tests assert on these outputs instead of running the same study again. The runs are shared by all xdist
+workers: the first worker that needs a stage runs it under a file lock in the session's common temporary folder, the
+others wait for it and read the same files. ``control_cycle`` pins the real-time core: tests that use its outputs (or
+the whole pipeline) belong to ``xdist_group("rt_core")``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from filelock import FileLock
+
+from pqlab import io
+
+REPO = Path(__file__).resolve().parent.parent
+PARAMS = REPO / "params" / "params.yaml"
+
+# stage -> its command line (dvc.yaml's order); --params, --profile smoke and --out-dir are added
+COMMANDS: dict[str, list[str]] = {
+    "costs": ["costs", "--quiet"],
+    "attack_matrix": ["attacks"],
+    "case_sizes": ["case-sizes"],
+    "design_space": ["design-space"],
+    "extended_design_space": ["extended-design-space", "--quiet"],
+    "transport": ["transport", "--workers", "1", "--quiet"],
+    "amortisation": ["amortisation", "--quiet"],
+    "scaling": ["scaling", "--quiet"],
+    "device_origin": ["device-origin", "--quiet"],
+    "recovery": ["recovery", "--quiet"],
+    "control_cycle": ["control-cycle", "--quiet"],
+    "image_tree": ["image-tree", "--quiet"],
+    "full_image": ["full-image", "--quiet"],
+    "sensitivity": ["sensitivity", "--workers", "1", "--quiet"],
+    "assumptions": ["assumptions", "--workers", "1", "--quiet"],
+    "report": ["report"],  # --root is the repository (params/paper_reference.yaml), --out-dir a new empty folder
+}
+STAGES = tuple(COMMANDS)
+METRICS = {"transport": "thread_metrics.json"}  # the metrics file of a stage, when not <stage>_metrics.json
+
+
+def argv(stage: str, out_dir: Path) -> list[str]:
+    if stage == "report":
+        return ["report", "--root", str(REPO), "--out-dir", str(out_dir)]
+    return [*COMMANDS[stage], "--params", str(PARAMS), "--profile", "smoke", "--out-dir", str(out_dir)]
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """One finished command: its output folder, exit code, stdout and stderr."""
+
+    stage: str
+    root: Path
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    def ok(self) -> StageRun:
+        assert self.returncode == 0, f"pqlab {' '.join(COMMANDS[self.stage])} exited {self.returncode}: {self.stderr}"
+        return self
+
+    @property
+    def written(self) -> list[Path]:
+        """The files the command says it wrote (its ``wrote …`` lines)."""
+        return [Path(line.removeprefix("wrote ")) for line in self.stdout.splitlines() if line.startswith("wrote ")]
+
+    @property
+    def files(self) -> set[str]:
+        """Every file under the output folder, relative to it."""
+        return {p.relative_to(self.root).as_posix() for p in self.root.rglob("*") if p.is_file()}
+
+    @property
+    def metrics(self) -> dict:
+        return io.read_json(self.root / "data" / "derived" / METRICS.get(self.stage, f"{self.stage}_metrics.json"))
+
+    def table(self, name: str) -> pd.DataFrame:
+        """A written table (``paper_figs/*/<name>.csv``)."""
+        found = list((self.root / "paper_figs").glob(f"*/{name}.csv"))
+        assert len(found) == 1, (name, found)
+        return pd.read_csv(found[0])
+
+    def parquet(self, relative: str) -> pd.DataFrame:
+        return io.read_parquet(self.root / relative)
+
+
+class SmokeOutputs:
+    """The session's smoke runs (the ``smoke`` fixture): ``run(stage)`` and ``pipeline()``."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        base = factory.getbasetemp()
+        self.folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "smoke"
+        self.folder.mkdir(exist_ok=True)
+
+    def run(self, stage: str) -> StageRun:
+        """The stage's run (made now if no worker made it yet); a stage that needs a TPM skips or fails without."""
+        if stage == "recovery":
+            from tests.recovery.conftest import require_tpm
+
+            require_tpm()
+        record = self.folder / f"{stage}.json"
+        with FileLock(str(self.folder / f"{stage}.lock")):
+            if not record.exists():
+                out = self.folder / stage
+                out.mkdir()  # new and empty: the command must find every input in the project
+                started = time.monotonic()
+                done = subprocess.run([sys.executable, "-m", "pqlab.cli", *argv(stage, out)], capture_output=True,
+                                      text=True, timeout=900, cwd=self.folder)
+                record.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout,
+                                              "stderr": done.stderr, "seconds": time.monotonic() - started}))
+        return StageRun(stage, self.folder / stage, **json.loads(record.read_text()))
+
+    def pipeline(self) -> StageRun:
+        """Every stage's outputs together in one folder, then the report over them (what ``dvc repro`` builds)."""
+        record = self.folder / "pipeline.json"
+        with FileLock(str(self.folder / "pipeline.lock")):
+            if not record.exists():
+                out = self.folder / "pipeline"
+                out.mkdir()
+                for stage in STAGES[:-1]:
+                    if stage == "recovery" and _no_tpm():
+                        continue
+                    run = self.run(stage).ok()  # the 355 MB generated image is not the report's business
+                    shutil.copytree(run.root, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns("image_tree"))
+                started = time.monotonic()
+                done = subprocess.run([sys.executable, "-m", "pqlab.cli", "report", "--root", str(REPO),
+                                       "--out-dir", str(out)], capture_output=True, text=True, timeout=300)
+                record.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout,
+                                              "stderr": done.stderr, "seconds": time.monotonic() - started}))
+        return StageRun("report", self.folder / "pipeline", **json.loads(record.read_text()))
+
+
+def _no_tpm() -> bool:
+    from tests.recovery.conftest import tpm_problem
+
+    return tpm_problem() is not None and os.environ.get("PQLAB_REQUIRE_TPM") != "1"
