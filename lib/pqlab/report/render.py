@@ -1,5 +1,6 @@
 """The markdown of REPORT.md: counts per kind and verdict, the claims that do not reproduce, the run, one table per
-paper, the sensitivity rows, the papers' own consistency, what differs and why, coverage."""
+paper, the claims that depend on the library, the sensitivity rows, security beyond the paper, the papers' own
+consistency, what differs and why, coverage."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from typing import Any
 
 import pandas as pd
 
+from pqlab.report.libraries import libraries_section
 from pqlab.report.metrics import MetricsTree, describe_value, lookup_all
 from pqlab.report.schema import HARDWARE_TOLERANCE, KINDS, Reference
+from pqlab.report.security import security_section
 from pqlab.report.verdicts import VERDICT_ORDER, Verdict, in_pipeline, missing_file
 
 _KIND_MACHINE = {"simulation": "machine-independent (seeded simulation)", "model": "machine-independent (model)"}
@@ -285,7 +288,8 @@ def render(reference: Reference, table: pd.DataFrame, tree: MetricsTree, coverag
     """The markdown text of REPORT.md: no timestamp or commit, so the same inputs give the same bytes."""
     consistency = consistency if consistency is not None else pd.DataFrame(columns=["verdict"])
     lines = ["# pqlab: paper vs this run", "", *_summary(reference, table, consistency), *_not_reproduced(table),
-             *_header(reference, tree, pipeline), *_paper_tables(reference, table), *_sensitivity(table),
+             *_header(reference, tree, pipeline), *_paper_tables(reference, table),
+             *libraries_section(reference, tree), *_sensitivity(table), *security_section(tree),
              *_consistency(reference, consistency), *_differences(reference, tree, pipeline)]
     if coverage is not None:
         lines += _coverage(reference, coverage)
