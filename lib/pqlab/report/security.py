@@ -8,6 +8,10 @@ from pqlab.report.metrics import MetricsTree
 ATTACK_MATRIX = "attack_matrix_metrics.json"
 
 
+def _amount(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:,.4g}"
+
+
 def _ratio(cost: dict) -> str:
     if cost.get("ratio") is None:
         return "—"
@@ -45,5 +49,6 @@ def security_section(tree: MetricsTree) -> list[str]:
               f"k = {setup.get('k', '?')}, {setup.get('controller_path', '?')} controller path):", "",
               "| quantity | paper's design | hardened | unit | ratio (range) |", "|---|---:|---:|---|---|"]
     for name, cost in sorted(costs.items()):
-        lines.append(f"| {name} | {cost['paper']:,.4g} | {cost['hardened']:,.4g} | {cost['unit']} | {_ratio(cost)} |")
+        lines.append(f"| {name} | {_amount(cost['paper'])} | {_amount(cost['hardened'])} | {cost['unit']} "
+                     f"| {_ratio(cost)} |")
     return [*lines, ""]
