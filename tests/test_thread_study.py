@@ -28,7 +28,7 @@ def test_smoke_run_writes_every_output_from_the_table1_configurations(smoke_tran
                  "sed_failures.csv", "radio_time.csv"):
         assert (run.root / "paper_figs" / "case" / name).stat().st_size > 0
     metrics = run.metrics
-    assert set(metrics) == {"profile", "paper", "source_accurate"} and metrics["profile"] == "smoke"
+    assert set(metrics) == {"profile", "model", "paper", "source_accurate"} and metrics["profile"] == "smoke"
     paper = metrics["paper"]
     assert paper["drop_in_1hop_none_block_s"] > 0 and paper["radio_1hop_none_classical_ms"] > 0
     # a larger handshake keeps the radio on longer

@@ -176,3 +176,10 @@ class StudyInputError(PqlabError):
     """A study's input from another stage is missing or lacks what the study needs."""
 
     code = "STUDY_INPUT"
+
+
+class MetricsMismatchError(PqlabError):
+    """A stage's metrics file does not match its typed model, or lacks a key a report row reads: the metrics were
+    written by another version of the study, or the reference file names a key the study does not write."""
+
+    code = "METRICS_MISMATCH"

@@ -413,6 +413,11 @@ class AttackMatrixParams(_Strict):
     cost_rounds: int = Field(default=3, ge=1, le=1000)  # checkpoints per trial
     cost_k: int = Field(default=64, ge=2, le=4096)  # reports per auditor interval (half of them the audited device's)
     cost_epochs: int = Field(default=5, ge=1, le=1000)  # epoch exchanges per trial
+    # §IV-B: the deployment over which a truncated tag's online forgery probability is stated (10 000 controllers
+    # reporting at 1 Hz for twenty years, one forgery attempt per verified tag)
+    forgery_controllers: int = Field(default=10_000, ge=1, le=10**9)
+    forgery_rate_hz: float = Field(default=1.0, gt=0.0, le=1e6)
+    forgery_years: float = Field(default=20.0, gt=0.0, le=1000.0)
 
 
 class RecoverySizingParams(_Strict):

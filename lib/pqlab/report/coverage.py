@@ -1,17 +1,15 @@
-"""Coverage: every table, figure and text result of both papers, and whether this run wrote what reproduces it."""
+"""Coverage: every table, figure and text result of both papers, its status computed from its main rows."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pandas as pd
 
 from pqlab.report.schema import CoverageItem, Reference
-from pqlab.report.verdicts import Verdict, in_pipeline
+from pqlab.report.verdicts import Verdict
 
-VERDICT_ORDER = (Verdict.REPRODUCED, Verdict.DIFFERS, Verdict.SENSITIVITY, Verdict.NOT_RUN)
+_SHOWN_IDS = 8
 
 
 def output_exists(root: Path, output: str) -> bool:
@@ -22,44 +20,37 @@ def output_exists(root: Path, output: str) -> bool:
     return path.parent.is_dir() and any(p.is_file() for p in path.parent.glob(f"{path.name}.*"))
 
 
-def verdict_counts(table: pd.DataFrame, patterns: tuple[str, ...]) -> str:
-    """"12 reproduced, 2 differs" over the rows whose id matches one of ``patterns`` (fnmatch)."""
-    if not patterns or table.empty:
-        return ""
-    chosen = table[table["id"].map(lambda i: any(fnmatchcase(i, p) for p in patterns))]
-    if chosen.empty:
-        return "no rows yet"
-    counts = chosen["verdict"].value_counts()
-    return ", ".join(f"{counts[v.value]} {v.value}" for v in VERDICT_ORDER if v.value in counts)
+def _ids(ids: list[str]) -> str:
+    return ", ".join(ids[:_SHOWN_IDS]) + (f" and {len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else "")
 
 
-def status(item: CoverageItem, root: Path, pipeline: Callable[[str], bool] = in_pipeline) -> tuple[str, str]:
-    """(status, detail): reproduced, implemented, partial, not run here, open, illustration or cited."""
-    present = [o for o in item.outputs if output_exists(root, o)]
-    missing = [o for o in item.outputs if o not in present]
-    if item.kind in ("illustration", "cited"):
-        return item.kind, item.note or ""
-    if item.stage is None:
-        return "open", item.note or ""
-    if not pipeline(item.stage):
-        return "open", f"stage `{item.stage}` is not in this pipeline yet; it will write " + \
-            (", ".join(f"`{o}`" for o in item.outputs) or "its metrics")
-    if item.outputs and not present:
-        return "not run here", f"stage `{item.stage}` has not written " + ", ".join(f"`{o}`" for o in missing)
-    if missing:
-        return "partial", "missing " + ", ".join(f"`{o}`" for o in missing)
-    return ("implemented", item.note or "") if item.kind == "model" else ("reproduced", "")
+def status(item: CoverageItem, reference: Reference, verdicts: dict[str, str]) -> tuple[str, str]:
+    """(status, detail) from the item's main rows: reproduced only when every row is; "partial: a of b" with the
+    ids that are not; not run here when none ran."""
+    ids = [q.id for q in reference.rows_of(item)]
+    by = {v: [i for i in ids if verdicts.get(i) == v.value] for v in Verdict}
+    if len(by[Verdict.NOT_RUN]) == len(ids):
+        return "not run here", f"{len(ids)} rows, none run here"
+    reproduced = len(by[Verdict.REPRODUCED])
+    if reproduced == len(ids):
+        return "reproduced", f"all {len(ids)} rows"
+    parts = [f"{label}: {_ids(by[v])}" for v, label in ((Verdict.DIFFERS, "differs"),
+                                                       (Verdict.NOT_JUDGED, "not judged"),
+                                                       (Verdict.NOT_RUN, "not run"))
+             if by[v]]
+    return f"partial: {reproduced} of {len(ids)}", "; ".join(parts)
 
 
-def coverage_table(reference: Reference, table: pd.DataFrame, root: Path,
-                   pipeline: Callable[[str], bool] = in_pipeline) -> pd.DataFrame:
-    """One row per coverage item: paper, item, stage, outputs, status, detail, and the verdicts of its rows."""
+def coverage_table(reference: Reference, table: pd.DataFrame, root: Path) -> pd.DataFrame:
+    """One row per coverage item: paper, item, stage, outputs (and which are missing), status from its main rows."""
+    verdicts = dict(zip(table["id"], table["verdict"], strict=True))
     rows = []
     for item in reference.coverage:
-        state, detail = status(item, root, pipeline)
+        state, detail = status(item, reference, verdicts)
+        missing = [o for o in item.outputs if not output_exists(root, o)] if item.kind == "result" else []
         rows.append({"id": item.id, "paper_id": item.paper, "item": item.item, "what": item.what,
-                     "stage": item.stage, "outputs": item.outputs, "status": state,
-                     "detail": "; ".join(dict.fromkeys(x for x in (detail, item.note) if x)),
-                     "rows": verdict_counts(table, item.rows)})
-    return pd.DataFrame(rows, columns=["id", "paper_id", "item", "what", "stage", "outputs", "status", "detail",
-                                       "rows"])
+                     "stage": item.stage, "outputs": item.outputs, "missing_outputs": missing, "status": state,
+                     "detail": detail, "kind": item.kind, "note": item.note or "",
+                     "rows": len(reference.rows_of(item))})
+    return pd.DataFrame(rows, columns=["id", "paper_id", "item", "what", "stage", "outputs", "missing_outputs",
+                                       "status", "detail", "kind", "note", "rows"])

@@ -1,4 +1,5 @@
-"""Reading a run's metrics files: dotted-key lookups, wildcards, and why a value is not there."""
+"""Reading a run's metrics files through each stage's typed model: dotted-key lookups, wildcards, why a value is not
+there."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pqlab.errors import InputError
+from pydantic import ValidationError
+
+from pqlab.errors import InputError, MetricsMismatchError
 from pqlab.io import read_json
+from pqlab.typed_metrics import StageMetrics, stage_model
 
 MISSING = object()
 
@@ -53,6 +57,7 @@ class Absence:
     missing: str
     present: tuple[str, ...]
     null: bool  # the key exists but holds null
+    depth: int  # index of the missing part
 
 
 def absence(document: dict[str, Any], dotted: str) -> Absence:
@@ -60,13 +65,13 @@ def absence(document: dict[str, Any], dotted: str) -> Absence:
     node: Any = document
     found: list[str] = []
     parts = dotted.split(".")
-    for part in parts:
+    for i, part in enumerate(parts):
         if not isinstance(node, dict) or part not in node:
             present = tuple(sorted(node)) if isinstance(node, dict) else ()
-            return Absence(".".join(found), part, present, null=False)
+            return Absence(".".join(found), part, present, null=False, depth=i)
         node = node[part]
         found.append(part)
-    return Absence(".".join(found[:-1]), parts[-1], (), null=node is None)
+    return Absence(".".join(found[:-1]), parts[-1], (), null=node is None, depth=len(parts) - 1)
 
 
 def parent(document: dict[str, Any] | None, dotted: str) -> dict[str, Any]:
@@ -77,33 +82,6 @@ def parent(document: dict[str, Any] | None, dotted: str) -> dict[str, Any]:
     return node if isinstance(node, dict) else {}
 
 
-@dataclass(frozen=True)
-class Failures:
-    """How many runs of a scenario failed and in which message (beside a median over completed runs)."""
-
-    rate: float
-    failed_in: str | None
-
-    def describe(self) -> str:
-        where = f", in {self.failed_in}" if self.failed_in else ""
-        return f"{self.rate:.0%} of handshakes failed{where}"
-
-
-def failures(document: dict[str, Any] | None, dotted: str) -> Failures | None:
-    """The failure rate beside a value: for a key ``<stem>_<unit>``, its siblings ``<stem>_failure_rate`` and
-    ``<stem>_failed_in`` (the transport stage writes them for every scenario time)."""
-    leaf = dotted.rsplit(".", 1)[-1]
-    if "_" not in leaf:
-        return None
-    stem = leaf.rsplit("_", 1)[0]
-    holder = parent(document, dotted)
-    rate = holder.get(f"{stem}_failure_rate")
-    if not isinstance(rate, (int, float)) or isinstance(rate, bool):
-        return None
-    failed_in = holder.get(f"{stem}_failed_in")
-    return Failures(float(rate), failed_in if isinstance(failed_in, str) and failed_in else None)
-
-
 def number(value: Any) -> float | None:
     """A metric value as a float (None for anything that is not a number)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -111,15 +89,28 @@ def number(value: Any) -> float | None:
     return float(value)
 
 
-class MetricsTree:
-    """The metrics files of one run under ``data/derived``, each read once."""
+def _error_key(error: dict[str, Any]) -> str:
+    return ".".join(str(p) for p in error["loc"]) or "(top level)"
 
-    def __init__(self, derived: Path) -> None:
+
+class MetricsTree:
+    """The metrics files of one run under ``data/derived``, each read once and validated through the typed model
+    of the stage that writes it (``stages``: metrics file -> stage; ``models``: stage -> its model)."""
+
+    def __init__(self, derived: Path, stages: dict[str, str] | None = None,
+                 models: Callable[[str], type[StageMetrics] | None] = stage_model) -> None:
         self.derived = derived
+        self.stages = stages or {}
+        self.models = models
         self._documents: dict[str, dict[str, Any] | None] = {}
 
+    def model(self, filename: str) -> type[StageMetrics] | None:
+        stage = self.stages.get(filename)
+        return self.models(stage) if stage else None
+
     def document(self, filename: str) -> dict[str, Any] | None:
-        """The parsed file, or None when this run has not written it."""
+        """The parsed, validated file, or None when this run has not written it. A file that does not match its
+        stage's model stops the report (MetricsMismatchError naming the file and the first key)."""
         if filename not in self._documents:
             path = self.derived / filename
             if not path.exists():
@@ -129,6 +120,16 @@ class MetricsTree:
                 if not isinstance(loaded, dict):
                     raise InputError("a metrics file must hold a JSON object; rerun the stage that writes it",
                                      field=str(path))
+                model = self.model(filename)
+                if model is not None:
+                    try:
+                        loaded = model.model_validate(loaded).dump()
+                    except ValidationError as exc:
+                        first = exc.errors()[0]
+                        raise MetricsMismatchError(
+                            f"`{_error_key(first)}`: {first['msg'].lower()} ({model.__name__}); rerun stage "
+                            f"`{self.stages[filename]}` (the file was written by another version of its study)",
+                            field=filename) from None
                 self._documents[filename] = loaded
         return self._documents[filename]
 

@@ -1,4 +1,6 @@
-"""The markdown of REPORT.md: the run's header, one verdict table per paper, what differs and why, coverage."""
+"""The markdown of REPORT.md: counts per kind and verdict, the claims that do not reproduce, the run, one table per
+paper, the claims that depend on the library, the sensitivity rows, security beyond the paper, the papers' own
+consistency, what differs and why, coverage."""
 
 from __future__ import annotations
 
@@ -8,18 +10,24 @@ from typing import Any
 
 import pandas as pd
 
-from pqlab.report.coverage import VERDICT_ORDER
+from pqlab.report.libraries import libraries_section
 from pqlab.report.metrics import MetricsTree, describe_value, lookup_all
-from pqlab.report.schema import Reference
-from pqlab.report.verdicts import Verdict, in_pipeline, missing_file
+from pqlab.report.schema import HARDWARE_TOLERANCE, KINDS, Reference
+from pqlab.report.security import security_section
+from pqlab.report.verdicts import VERDICT_ORDER, Verdict, in_pipeline, missing_file
 
 _KIND_MACHINE = {"simulation": "machine-independent (seeded simulation)", "model": "machine-independent (model)"}
 _LEGEND = (
-    "**reproduced**: this run's value is inside the row's band · **differs**: outside it (or no value), the reason "
-    "beside it · **not run here**: this run has no value, and why · **sensitivity**: a deliberately different model "
-    "variant, shown beside the paper's model, never a mismatch. Each row's band is one of the named bands below "
-    "(`params/paper_reference.yaml`): *exact* for quantities exact by construction, ×lo–hi for here/paper, ±x for an "
-    "absolute tolerance in the row's unit."
+    "How each kind is judged. **exact** (bytes, counts, codes, fractions of trials): equal to the paper at its "
+    "printed precision. **claim**: the paper's statement, written as a predicate over this run's data, holds on "
+    "that data (shown under *judged on*). **estimate** (a model or simulation quantity): the paper's value lies "
+    "inside this run's 95 % interval — from this run's own samples (bootstrap, binomial or Monte-Carlo spread) — "
+    "widened by half a unit of the paper's last printed digit. **hardware** (a time, rate or memory figure of the "
+    "paper's machine): divided by a reference operation measured on both machines and compared within "
+    f"×{HARDWARE_TOLERANCE[0]:g}–{HARDWARE_TOLERANCE[1]:g}; without such a reference it is **not judged**, only "
+    "shown. A value over completed runs differs when runs failed and the paper reports none; a range or aggregate "
+    "differs when it spans fewer cells than the paper's. **not run here**: the stage has not run, or the paper's "
+    "library is absent on this machine."
 )
 
 
@@ -27,15 +35,41 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _fmt(value: float | None) -> str:
+def _fmt(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "no value"
-    return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+        return ""
+    if isinstance(value, float):
+        if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
+            return f"{value:.3g}"
+        return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    return str(value)
 
 
-def _counts(verdicts: pd.Series) -> str:
-    counts = verdicts.value_counts()
-    return " · ".join(f"{counts[v.value]} {v.value}" for v in VERDICT_ORDER if v.value in counts)
+def _judged_on(r: Any) -> str:
+    """What a row was judged on, in a few words."""
+    if r.kind == "estimate":
+        parts = []
+        if not pd.isna(r.ci_low):
+            parts.append(f"95 % CI {_fmt(r.ci_low)}–{_fmt(r.ci_high)}")
+        if not pd.isna(r.ci_high_low):
+            parts.append(f"high end {_fmt(r.ci_high_low)}–{_fmt(r.ci_high_high)}")
+        if not pd.isna(r.n):
+            parts.append(f"n = {_fmt(r.n)}")
+        return "; ".join(parts) or "no interval"
+    if r.kind == "hardware":
+        return f"normalised {r.normalised:.3g}" if not pd.isna(r.normalised) else "not normalised"
+    if r.kind == "claim":
+        return r.data or "—"
+    return (r.data + "; " if r.data else "") + "printed precision"
+
+
+def _extras(r: Any) -> str:
+    parts = []
+    if not pd.isna(r.cells_here):
+        parts.append(f"{int(r.cells_here)} of {int(r.cells_paper)} cells")
+    if not pd.isna(r.failure_rate) and r.failure_rate > 0:
+        parts.append(f"failed {r.failure_rate:.1%}")
+    return " (" + ", ".join(parts) + ")" if parts else ""
 
 
 def _samples(reference: Reference, tree: MetricsTree, stage: str) -> str:
@@ -55,7 +89,62 @@ def _samples(reference: Reference, tree: MetricsTree, stage: str) -> str:
     return "exact (no sampling)" if spec.kind == "model" else "not recorded in the metrics"
 
 
-def _header(reference: Reference, tree: MetricsTree, table: pd.DataFrame, pipeline: Callable[[str], bool]) -> list[str]:
+def _counts_table(table: pd.DataFrame) -> list[str]:
+    main = table[table["table"] == "main"]
+    verdicts = [v.value for v in VERDICT_ORDER]
+    lines = ["| kind | " + " | ".join(verdicts) + " | rows |", "|---|" + "---:|" * (len(verdicts) + 1)]
+    for kind in (*KINDS, "all"):
+        rows = main if kind == "all" else main[main["kind"] == kind]
+        counts = rows["verdict"].value_counts()
+        cells = [str(int(counts.get(v, 0))) for v in verdicts]
+        label = "**all**" if kind == "all" else kind
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {len(rows)} |")
+    return lines
+
+
+def _summary(reference: Reference, table: pd.DataFrame, consistency: pd.DataFrame) -> list[str]:
+    main = table[table["table"] == "main"]
+    extra = table[table["table"] == "sensitivity"]
+    per_paper = "; ".join(
+        f"{info.title.split(':')[0]}: {int((main['paper_id'] == key).sum())} main rows "
+        f"({_counts(main[main['paper_id'] == key]['verdict'])})" for key, info in reference.papers.items())
+    lines = ["## Verdicts at a glance", "",
+             f"**{len(main)} main rows**, one per published claim, each judged under this project's default model "
+             "and parameters:", "", *_counts_table(table), "", per_paper + ".", ""]
+    if len(extra):
+        lines += [f"{len(extra)} sensitivity rows (model variants and assumption sets: {_counts(extra['verdict'])}) "
+                  "are listed in their own table below and never change a main verdict.", ""]
+    if len(consistency):
+        counts = consistency["verdict"].value_counts()
+        lines += [f"The papers' own numbers: {len(consistency)} consistency checks, "
+                  + ", ".join(f"{counts[v]} {v}" for v in ("consistent", "inconsistent", "not evaluated")
+                              if v in counts) + " (table below).", ""]
+    return lines
+
+
+def _counts(verdicts: pd.Series) -> str:
+    counts = verdicts.value_counts()
+    return ", ".join(f"{counts[v.value]} {v.value}" for v in VERDICT_ORDER if v.value in counts) or "none"
+
+
+def _not_reproduced(table: pd.DataFrame) -> list[str]:
+    main = table[(table["table"] == "main") & (table["verdict"] == Verdict.DIFFERS.value)]
+    lines = ["## Claims that do not reproduce here", ""]
+    if main.empty:
+        return [*lines, "None: every main row that was judged reproduces.", ""]
+    lines += [f"{len(main)} main rows differ (claim — paper — here — why):", ""]
+    for r in main.itertuples():
+        here = r.data if r.kind == "claim" and r.data else r.here_text  # a claim: the data it was evaluated on
+        lines.append(f"- **{_cell(r.id)}** ({_cell(r.where)}) {_cell(r.claim)} — paper {_cell(r.paper)} "
+                     f"{_cell(r.unit)} — here {_cell(here)}{_cell(_extras(r))} — {_cell(r.why)}")
+    not_run = table[(table["table"] == "main") & (table["verdict"] == Verdict.NOT_RUN.value)]
+    if len(not_run):
+        lines += ["", f"Not run here: {len(not_run)} main rows ("
+                  + ", ".join(sorted(set(not_run["why"].str.split(";").str[0])))[:600] + ")."]
+    return [*lines, ""]
+
+
+def _header(reference: Reference, tree: MetricsTree, pipeline: Callable[[str], bool]) -> list[str]:
     lines = ["## This run", ""]
     profiles: dict[str, list[str]] = {}
     machines: dict[str, list[str]] = {}
@@ -92,42 +181,62 @@ def _header(reference: Reference, tree: MetricsTree, table: pd.DataFrame, pipeli
         lines.append("Machine: no measured stage has run.")
     lines += ["When, and from which commit, this report was built: `data/derived/report_run.json` (kept out of this "
               "file so that the same metrics give the same bytes). Published values come from "
-              "`params/paper_reference.yaml` and are used only here.", "",
-              f"**{len(table)} rows**: {_counts(table['verdict'])}.", "", *rows, "", _LEGEND, "",
-              *_bands(reference, table)]
+              "`params/paper_reference.yaml` and are used only here; `paper_figs/report_rows.csv` holds every row "
+              "in machine-readable form.", "", *rows, "", _LEGEND, ""]
     return lines
-
-
-def _bands(reference: Reference, table: pd.DataFrame) -> list[str]:
-    if not reference.bands:
-        return []
-    lines = ["### Bands", "", "| band | rule | rows | why this tolerance |", "|---|---|---:|---|"]
-    for name, band in reference.bands.items():
-        used = int(table["band_name"].eq(name).sum()) if "band_name" in table else 0
-        lines.append(f"| {name} | {band.rule()} | {used} | {_cell(band.why or 'exact by construction')} |")
-    return [*lines, ""]
 
 
 def _paper_tables(reference: Reference, table: pd.DataFrame) -> list[str]:
     lines: list[str] = []
+    main = table[table["table"] == "main"]
     for key, info in reference.papers.items():
-        rows = table[table["paper_id"] == key]
+        rows = main[main["paper_id"] == key]
         if rows.empty:
             continue
         lines += [f"## {info.title}", "", f"Source: {info.source}. Paper's machine: {info.machine}.", "",
-                  f"{len(rows)} rows: {_counts(rows['verdict'])}.", "",
-                  "| quantity | source | paper | here | here/paper | unit | band | verdict | why | produced by |",
-                  "|---|---|---:|---:|---:|---|---|---|---|---|"]
+                  f"{len(rows)} main rows: {_counts(rows['verdict'])}.", "",
+                  "| id | where | claim | kind | paper | here | unit | judged on | verdict | why | produced by |",
+                  "|---|---|---|---|---:|---:|---|---|---|---|---|"]
         for r in rows.itertuples():
-            ratio = "—" if r.ratio is None or pd.isna(r.ratio) else f"{r.ratio:.3g}×"
-            if r.here is None or pd.isna(r.here):
-                ratio = "no value"
-            verdict = f"**{r.verdict}**" if r.verdict != Verdict.REPRODUCED.value else r.verdict
-            lines.append(f"| {_cell(r.quantity)} | {_cell(r.source)} | {_fmt(r.paper)} | {_fmt(r.here)} | {ratio} "
-                         f"| {_cell(r.unit)} | {_cell(r.band)} | {verdict} | {_cell(r.why or '—')} "
-                         f"| {_cell(r.produced_by)} |")
+            verdict = r.verdict if r.verdict == Verdict.REPRODUCED.value else f"**{r.verdict}**"
+            lines.append(f"| {_cell(r.id)} | {_cell(r.where)} | {_cell(r.claim)} | {r.kind} | {_cell(r.paper)} "
+                         f"| {_cell(r.here_text)}{_cell(_extras(r))} | {_cell(r.unit)} | {_cell(_judged_on(r))} "
+                         f"| {verdict} | {_cell(r.why or '—')} | {_cell(r.produced_by)} |")
         lines.append("")
     return lines
+
+
+def _sensitivity(table: pd.DataFrame) -> list[str]:
+    extra = table[table["table"] == "sensitivity"]
+    if extra.empty:
+        return []
+    verdicts = dict(zip(table["id"], table["verdict"], strict=True))
+    lines = ["## Sensitivity rows: model variants and assumption sets", "",
+             "Each row is the same claim under a deliberately different model or assumption, beside its main row's "
+             "verdict; none changes a main verdict or the counts above.", "",
+             "| id | main row (its verdict) | variant | claim | paper | here | judged on | verdict vs the paper "
+             "| why |", "|---|---|---|---|---:|---:|---|---|---|"]
+    for r in extra.itertuples():
+        lines.append(f"| {_cell(r.id)} | {_cell(r.main)} ({verdicts.get(r.main, '?')}) | {_cell(r.sensitivity)} "
+                     f"| {_cell(r.claim)} | {_cell(r.paper)} | {_cell(r.here_text)}{_cell(_extras(r))} "
+                     f"| {_cell(_judged_on(r))} | {r.verdict} | {_cell(r.why or '—')} |")
+    return [*lines, ""]
+
+
+def _consistency(reference: Reference, consistency: pd.DataFrame) -> list[str]:
+    if consistency.empty:
+        return []
+    lines = ["## The papers' own consistency", "",
+             "Checks that use only the papers' published numbers (or, where said, a bound this project computes), "
+             "each printed input taken with its rounding: **inconsistent** means no rounding of the inputs gives the "
+             "printed result or satisfies the condition.", "",
+             "| id | paper | where | check | arithmetic | verdict | note |", "|---|---|---|---|---|---|---|"]
+    for r in consistency.itertuples():
+        title = reference.papers[r.paper_id].title.split(":")[0]
+        verdict = f"**{r.verdict}**" if r.verdict == "inconsistent" else r.verdict
+        lines.append(f"| {_cell(r.id)} | {_cell(title)} | {_cell(r.where)} | {_cell(r.check)} "
+                     f"| {_cell(r.arithmetic)} | {verdict} | {_cell(r.note or '—')} |")
+    return [*lines, ""]
 
 
 def _differences(reference: Reference, tree: MetricsTree, pipeline: Callable[[str], bool]) -> list[str]:
@@ -150,32 +259,38 @@ def _coverage(reference: Reference, coverage: pd.DataFrame) -> list[str]:
     if coverage.empty:
         return []
     lines = ["## Coverage: every table and figure of both papers", "",
-             "Each item of each paper, the stage and output files that reproduce it, and whether this run wrote "
-             "them (checked on disk when the report was built). **open** = no stage in this pipeline yet.", ""]
+             "Each item's status comes from its main rows: **reproduced** only when every one is; otherwise "
+             "**partial: a of b** with the rows that are not. Outputs missing on disk are named.", ""]
     for key, info in reference.papers.items():
         rows = coverage[coverage["paper_id"] == key]
         if rows.empty:
             continue
-        counts = rows["status"].value_counts()
+        counts = rows["status"].map(lambda s: "partial" if s.startswith("partial") else s).value_counts()
         lines += [f"### {info.title.split(':')[0]}", "",
                   ", ".join(f"{counts[s]} {s}" for s in sorted(counts.index)) + ".", "",
-                  "| item | what | stage | outputs | status | rows checked |", "|---|---|---|---|---|---|"]
+                  "| item | what | stage | outputs | status | its rows |", "|---|---|---|---|---|---|"]
         for r in rows.itertuples():
-            outputs = ", ".join(f"`{o}`" for o in r.outputs) or "none"
-            state = f"**{r.status}**" + (f": {r.detail}" if r.detail else "")
+            outputs = ", ".join(f"`{o}`" + (" (missing)" if o in r.missing_outputs else "") for o in r.outputs)
             stage = "none" if r.stage is None or pd.isna(r.stage) else f"`{r.stage}`"
-            lines.append(f"| {_cell(r.item)} | {_cell(r.what)} | {stage} "
-                         f"| {_cell(outputs)} | {_cell(state)} | {_cell(r.rows or 'no rows')} |")
+            detail = r.detail + (f"; {r.note}" if r.note else "")
+            lines.append(f"| {_cell(r.item)} | {_cell(r.what)} | {stage} | {_cell(outputs or 'none')} "
+                         f"| **{_cell(r.status)}** | {_cell(detail)} |")
         lines.append("")
+    if reference.cited:
+        lines += ["Quoted from other work (not results of these papers, so no rows): " + "; ".join(
+            f"{reference.papers[c.paper].title.split(':')[0]} {c.where}: {c.what}" for c in reference.cited) + ".",
+                  ""]
     return lines
 
 
 def render(reference: Reference, table: pd.DataFrame, tree: MetricsTree, coverage: pd.DataFrame | None = None,
-           pipeline: Callable[[str], bool] = in_pipeline) -> str:
+           consistency: pd.DataFrame | None = None, pipeline: Callable[[str], bool] = in_pipeline) -> str:
     """The markdown text of REPORT.md: no timestamp or commit, so the same inputs give the same bytes."""
-    lines = ["# pqlab: paper vs this run", "", *_header(reference, tree, table, pipeline),
-             *_paper_tables(reference, table), *_differences(reference, tree, pipeline)]
+    consistency = consistency if consistency is not None else pd.DataFrame(columns=["verdict"])
+    lines = ["# pqlab: paper vs this run", "", *_summary(reference, table, consistency), *_not_reproduced(table),
+             *_header(reference, tree, pipeline), *_paper_tables(reference, table),
+             *libraries_section(reference, tree), *_sensitivity(table), *security_section(tree),
+             *_consistency(reference, consistency), *_differences(reference, tree, pipeline)]
     if coverage is not None:
         lines += _coverage(reference, coverage)
     return "\n".join(lines).rstrip("\n") + "\n"
-

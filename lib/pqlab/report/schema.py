@@ -1,8 +1,29 @@
-"""The schema of ``params/paper_reference.yaml``: published values with bands, stages, coverage, differences."""
+"""The schema of ``params/paper_reference.yaml``: every published claim as a row of one of four kinds, the named
+references that normalise hardware rows, the papers' own consistency checks, coverage and "what differs and why".
+
+Kinds (``kind:``), each judged its own way by :mod:`pqlab.report.verdicts`:
+
+* ``exact`` — bytes, counts, codes, fractions of trials: equal to the paper at its printed precision.
+* ``claim`` — the paper's statement as a ``predicate`` over this run's ``data``; the report shows that data.
+* ``estimate`` — a model or simulation quantity: the paper's value inside this run's 95 % interval (``ci``, from the
+  run's own samples) widened by half a unit of the paper's last printed digit.
+* ``hardware`` — a time, rate or memory figure of the paper's machine: never judged alone; with a ``reference``
+  operation measured on both machines (or ``normalised: true`` for a ratio of two such figures) the normalised
+  value is judged within :data:`HARDWARE_TOLERANCE`.
+
+A row with ``sensitivity:`` is an extra row (a model variant or assumption set) shown in its own table beside its
+``main`` row; it never changes a main verdict. No tolerance that can make a row "reproduced" exceeds
+:data:`MAX_RELATIVE_TOLERANCE` of the paper's value (a test reads the file and checks it).
+"""
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -10,6 +31,65 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from pqlab.errors import ParamsError
 from pqlab.params import read_yaml
+from pqlab.report.expressions import ExpressionError, names
+from pqlab.typed_metrics import StageMetrics, declared, stage_model
+
+HARDWARE_TOLERANCE = (0.8, 1.25)   # normalised here/paper of a hardware row: at most ±25 %
+MAX_RELATIVE_TOLERANCE = 0.25
+KINDS = ("exact", "claim", "estimate", "hardware")
+_KEY = r"[\w.*+-]+"
+# a printed number: plain, with thousands separators (1,576 / 19 200), scientific (3.4e-7), or a fraction k/n
+_NUMBER = re.compile(r"[+-]?(\d+|\d{1,3}([,\u2009\u202f ]\d{3})+)(\.\d+)?([eE][+-]?\d+)?|\d+\s*/\s*\d+")
+_REF = re.compile(rf"^(?:([\w.-]+\.json):)?({_KEY})$")
+
+
+@dataclass(frozen=True)
+class Printed:
+    """A number as the paper prints it: its value, its text and half a unit of its last printed digit."""
+
+    value: float
+    text: str
+    half_unit: float
+
+    @classmethod
+    def parse(cls, raw: Any) -> Printed | None:
+        """``2.6`` → half unit 0.05; ``"0.130"`` → 0.0005; ``"19 200"`` / ``1,576`` → 0.5; ``"3.4e-7"`` → 5e-9;
+        ``"150/150"`` → 1.0 with half a trial (1/300); None for text that is not a number (a code, a phrase)."""
+        if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+            return None
+        text = raw if isinstance(raw, str) else repr(raw)
+        if isinstance(raw, str) and not _NUMBER.fullmatch(raw.strip()):
+            return None  # a phrase ("8, 12, 16", "640 records, 10 fsync"), not a number with thousands separators
+        plain = text.replace(",", "").replace(" ", "").replace("\u2009", "").replace("\u202f", "")
+        fraction = re.fullmatch(r"(\d+)/(\d+)", plain)
+        if fraction and int(fraction.group(2)) > 0:  # "150/150": a fraction of trials, to one trial's precision
+            whole = int(fraction.group(2))
+            return cls(int(fraction.group(1)) / whole, text, 0.5 / whole)
+        try:
+            number = Decimal(plain)
+        except InvalidOperation:
+            return None
+        if not number.is_finite():
+            return None
+        exponent = number.as_tuple().exponent
+        assert isinstance(exponent, int)
+        return cls(float(number), text, 0.5 * 10.0 ** exponent)
+
+
+def printed(raw: Any) -> Printed | None:
+    return Printed.parse(raw)
+
+
+def _check_expression(text: str | None, known: set[str], what: str) -> None:
+    """ValueError unless ``text`` is in the expression language and names only ``known`` values."""
+    if not text:
+        return
+    try:
+        free = names(text)
+    except ExpressionError as exc:
+        raise ValueError(str(exc)) from None
+    if free - known:
+        raise ValueError(f"{text!r} uses {', '.join(sorted(free - known))}, not in {what}")
 
 
 class _Frozen(BaseModel):
@@ -22,89 +102,6 @@ class PaperInfo(_Frozen):
     machine: str
 
 
-class Band(_Frozen):
-    """How close this run's value must come to the paper's to count as reproduced: exactly one rule.
-
-    ``exact: true`` — equal (byte sizes, counts: exact by construction); ``ratio: [lo, hi]`` — here / paper within
-    [lo, hi] (measurements on other hardware, simulated times); ``abs: x`` — |here − paper| ≤ x in the row's unit
-    (values near zero, fractions, counts that vary with the seed, values the paper rounds).
-    """
-
-    name: str | None = None  # a named band of the file's ``bands:`` block (rows refer to it with a YAML alias)
-    exact: Literal[True] | None = None
-    ratio: tuple[float, float] | None = None
-    abs: float | None = Field(default=None, ge=0.0, allow_inf_nan=False)
-    why: str | None = None  # why this tolerance: required for ratio and abs bands
-
-    @model_validator(mode="after")
-    def _one_rule(self) -> Band:
-        rules = [name for name in ("exact", "ratio", "abs") if getattr(self, name) is not None]
-        if len(rules) != 1:
-            raise ValueError(f"a band has exactly one of exact, ratio, abs (got {rules or 'none'})")
-        if not self.exact and not (self.why and self.why.strip()):
-            raise ValueError("a ratio or abs band needs a why (the reason for its tolerance)")
-        if self.ratio is not None:
-            lo, hi = self.ratio
-            if not (math.isfinite(lo) and math.isfinite(hi) and 0.0 < lo <= 1.0 <= hi):
-                raise ValueError(f"ratio band must satisfy 0 < lo <= 1 <= hi (got [{lo}, {hi}])")
-        return self
-
-    def holds(self, paper: float, here: float) -> bool:
-        """Whether ``here`` is within this band of ``paper``."""
-        if self.exact:
-            return here == paper
-        if self.ratio is not None:
-            lo, hi = self.ratio
-            return lo <= here / paper <= hi
-        assert self.abs is not None
-        return abs(here - paper) <= self.abs + 1e-12 * max(1.0, abs(paper))
-
-    def rule(self, unit: str = "") -> str:
-        """The rule alone: "exact", "×0.8–1.25", "±0.3 s"."""
-        if self.exact:
-            return "exact"
-        if self.ratio is not None:
-            return f"×{self.ratio[0]:g}–{self.ratio[1]:g}"
-        return f"±{self.abs:g} {unit}".rstrip()
-
-    def describe(self, unit: str) -> str:
-        """The band as REPORT.md's rows print it: the rule and, for a named band, its name."""
-        rule = self.rule(unit)
-        return f"{rule} ({self.name})" if self.name and self.name != rule else rule
-
-
-class Quantity(_Frozen):
-    """One published value, where this run's counterpart is stored, and the band it must fall in."""
-
-    id: str = Field(min_length=1)
-    paper: str
-    where: str
-    row: str
-    column: str
-    value: float = Field(allow_inf_nan=False)
-    unit: str
-    metric: str = Field(pattern=r"^[\w.-]+\.json:[^:\s]+$")
-    band: Band
-    paper_library: str | None = None
-    # The model variant this row shows (e.g. "source_accurate"): a sensitivity, never a mismatch.
-    sensitivity: str | None = None
-    note: str | None = None
-
-    @model_validator(mode="after")
-    def _band_fits(self) -> Quantity:
-        if self.band.ratio is not None and self.value == 0:
-            raise ValueError("a ratio band needs a non-zero paper value (use abs or exact)")
-        return self
-
-    @property
-    def metrics_file(self) -> str:
-        return self.metric.partition(":")[0]
-
-    @property
-    def key(self) -> str:
-        return self.metric.partition(":")[2]
-
-
 class Stage(_Frozen):
     """A DVC stage that feeds REPORT.md: its metrics file and how to read its sample sizes."""
 
@@ -114,8 +111,225 @@ class Stage(_Frozen):
     samples: dict[str, str] = Field(default_factory=dict)
 
 
+class NormalisingReference(_Frozen):
+    """An operation measured on the paper's machine and on this one: hardware rows are compared after dividing by
+    it. ``metrics`` are summed (e.g. a signature plus a write)."""
+
+    name: str
+    paper: int | float | str
+    metrics: tuple[str, ...] = Field(min_length=1)
+    where: str
+
+    @model_validator(mode="after")
+    def _number(self) -> NormalisingReference:
+        value = printed(self.paper)
+        if value is None or value.value <= 0:
+            raise ValueError(f"paper: {self.paper!r} must be a positive number")
+        return self
+
+
+class Cells(_Frozen):
+    """How many cells (scenarios, settings, hop counts) a range or aggregate spans here, and in the paper."""
+
+    metric: str
+    paper: int = Field(ge=1)
+
+
+class Failures(_Frozen):
+    """Runs that failed beside a value computed over the completed ones. ``paper``: the failure rate the paper
+    reports for it (0: none, so any failure here makes the row differ)."""
+
+    rate: str | None = None
+    count: str | None = None
+    runs: str | None = None
+    failed_in: str | None = None
+    paper: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _some(self) -> Failures:
+        if self.rate is None and self.count is None:
+            raise ValueError("failures: give rate or count (keys of this run's metrics)")
+        return self
+
+
+class Marked(_Frozen):
+    """A cell the paper marks (an asterisk: success below ``threshold``); this run's success-rate interval decides
+    whether it would be marked here."""
+
+    paper: bool
+    success: tuple[str, str]
+    threshold: float = Field(gt=0.0, le=1.0)
+
+
+# int before float: a whole number printed without decimals keeps its precision (half a unit is 0.5)
+Value = int | float | str | tuple[int | float | str, int | float | str]
+
+
+class Quantity(_Frozen):
+    """One published claim: where it is, its kind, the paper's value, and where this run's counterpart is stored."""
+
+    id: str = Field(min_length=1, pattern=r"^[\w.+-]+$")
+    paper: str
+    where: str
+    row: str
+    column: str
+    kind: Literal["exact", "claim", "estimate", "hardware"]
+    value: Value                          # a number (quote it to keep trailing zeros), a code or phrase, or [lo, hi]
+    unit: str
+    metric: str                           # "<file>:<dotted key>": this run's value (a range's low end)
+    metric_high: str | None = None        # a range's high end (omitted: the metric holds [low, high])
+    scale: float = Field(default=1.0, gt=0.0)   # here × scale is in the paper's unit (B -> kB: 0.001)
+    expr: str | None = None               # this run's value derived from ``data`` (instead of ``metric`` alone)
+    data: dict[str, str] = Field(default_factory=dict)   # name -> key: the data a predicate or expr reads
+    predicate: str | None = None          # claim: the paper's statement over ``data``
+    ci: tuple[str, str] | None = None     # estimate: keys of the 95 % interval (of the low end for a range)
+    ci_high: tuple[str, str] | None = None   # estimate: interval of a range's high end
+    bound: Literal["<", "<=", ">", ">="] | None = None   # the paper states a bound, not a point
+    resolution: float | None = Field(default=None, ge=0.0)  # overrides half a unit of the last printed digit
+    reference: str | None = None          # hardware: a name in ``references:``
+    normalised: bool = False              # hardware: the value is already a ratio of two operations on one machine
+    cells: Cells | None = None
+    failures: Failures | None = None
+    marked: Marked | None = None
+    n: str | None = None                  # key of the sample size behind the value (runs, trials, cells)
+    library: str | None = None            # key naming the library that produced the value (default: sibling backend)
+    paper_library: str | None = None
+    sensitivity: str | None = None        # the model variant or assumption set: an extra row, never a main verdict
+    main: str | None = None               # a sensitivity row's main row
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Quantity:
+        is_range = isinstance(self.value, tuple)
+        ends = self.value if is_range else (self.value,)
+        numbers = [printed(v) for v in ends]
+        if is_range and (None in numbers or numbers[0].value > numbers[1].value):  # type: ignore[union-attr]
+            raise ValueError("a range is [low, high] of two numbers")
+        if self.kind == "claim" and not self.predicate:
+            raise ValueError("a claim needs a predicate over its data")
+        if self.kind != "claim" and self.predicate:
+            raise ValueError(f"a predicate belongs to a claim, not to a {self.kind} row")
+        if self.kind == "estimate":
+            if self.ci is None or (is_range and self.ci_high is None):
+                raise ValueError("an estimate needs ci (and ci_high for a range): this run's 95 % interval")
+            if None in numbers:
+                raise ValueError("an estimate's value is a number")
+        elif self.ci is not None or self.ci_high is not None:
+            raise ValueError(f"ci belongs to an estimate, not to a {self.kind} row")
+        if self.kind != "hardware" and (self.reference or self.normalised):
+            raise ValueError("reference and normalised belong to hardware rows")
+        if self.reference and self.normalised:
+            raise ValueError("a hardware row is normalised by a reference or is itself a ratio, not both")
+        if self.kind == "hardware" and None in numbers:
+            raise ValueError("a hardware row's value is a number")
+        if self.bound is not None and (is_range or self.kind in ("exact", "estimate")):
+            raise ValueError("a bound is a claim (predicate) or a hardware row with one number")
+        if self.expr is not None and not self.data:
+            raise ValueError("expr needs data (the names it reads)")
+        if self.sensitivity is not None and self.main is None:
+            raise ValueError("a sensitivity row names its main row (main:)")
+        if self.sensitivity is None and self.main is not None:
+            raise ValueError("main: belongs to a sensitivity row")
+        for text in (self.predicate, self.expr):
+            _check_expression(text, set(self.data) | {"here"}, "data")
+        return self
+
+    @property
+    def is_range(self) -> bool:
+        return isinstance(self.value, tuple)
+
+    @property
+    def ends(self) -> tuple[Printed | None, ...]:
+        """The paper's number (or a range's two ends) as printed; None for a code or phrase. ``resolution``, when
+        given, replaces half a unit of the last printed digit (a parameter or a count the paper states exactly)."""
+        values = self.value if isinstance(self.value, tuple) else (self.value,)
+        ends = tuple(printed(v) for v in values)
+        if self.resolution is None:
+            return ends
+        return tuple(Printed(e.value, e.text, self.resolution) if e is not None else None for e in ends)
+
+    def relative_tolerance(self, integer_metric: bool) -> float | None:
+        """The largest deviation from the paper's value, relative to it, that this row's rule can accept as
+        reproduced (0 for a count compared for equality; None where the rule is not a typed tolerance: a claim's
+        predicate, an estimate's own interval (its rounding widening is counted), a hardware row never judged).
+        ``integer_metric``: this run's value is an int (a count), so equality is exact."""
+        if self.kind == "claim" or (self.kind == "hardware" and not (self.reference or self.normalised)):
+            return None
+        if self.kind == "hardware":
+            lo, hi = HARDWARE_TOLERANCE
+            return max(1.0 - lo, hi - 1.0)
+        widest = 0.0
+        for end in self.ends:
+            if end is None:
+                continue  # a code or phrase: equal or not
+            if self.kind == "exact" and integer_metric and self.scale == 1.0 and not self.expr:
+                continue  # a count: equal or not
+            if end.value == 0:
+                if end.half_unit > 0 and not re.fullmatch(r"\s*0\s*/\s*\d+\s*", end.text):
+                    return math.inf  # "0" rounds anything below half a unit to it: no relative meaning
+                continue  # 0/n: a fraction of trials at one trial's precision
+            widest = max(widest, end.half_unit / abs(end.value))
+        return widest
+
+    @property
+    def metrics_file(self) -> str:
+        return self.metric.partition(":")[0]
+
+    @property
+    def key(self) -> str:
+        return self.metric.partition(":")[2]
+
+    def refs(self) -> list[tuple[str, str]]:
+        """(what, reference) of every metrics key this row reads."""
+        out = [("metric", self.metric)]
+        out += [("metric_high", self.metric_high)] if self.metric_high else []
+        for label, pair in (("ci", self.ci), ("ci_high", self.ci_high)):
+            out += [(label, r) for r in pair or ()]
+        out += [(f"data.{name}", r) for name, r in self.data.items()]
+        if self.cells:
+            out.append(("cells.metric", self.cells.metric))
+        if self.failures:
+            out += [(f"failures.{f}", getattr(self.failures, f)) for f in ("rate", "count", "runs", "failed_in")
+                    if getattr(self.failures, f)]
+        if self.marked:
+            out += [("marked.success", r) for r in self.marked.success]
+        out += [("n", self.n)] if self.n else []
+        out += [("library", self.library)] if self.library else []
+        return out
+
+
+class Consistency(_Frozen):
+    """A check that uses only the paper's own numbers (``inputs``: name -> the printed number), or a model bound
+    this project computes (``"<file>:<key>"``): ``result`` computed from the inputs and compared with the paper's
+    ``printed`` value, or ``holds``, a condition the paper's numbers must satisfy together."""
+
+    id: str = Field(min_length=1, pattern=r"^[\w.+-]+$")
+    paper: str
+    where: str
+    check: str
+    inputs: dict[str, int | float | str]
+    result: str | None = None
+    printed: int | float | str | None = None
+    holds: str | None = None
+    exact_inputs: bool = False   # the inputs are exact (bytes, counts): no rounding interval
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> Consistency:
+        if (self.printed is None) == (self.holds is None):
+            raise ValueError("a consistency check has exactly one of printed (with result) or holds")
+        if self.printed is not None and (self.result is None or printed(self.printed) is None):
+            raise ValueError("printed needs a result expression and must be a number")
+        for name, raw in self.inputs.items():
+            if printed(raw) is None and not (isinstance(raw, str) and _REF.match(raw) and ":" in raw):
+                raise ValueError(f"inputs.{name}: {raw!r} is neither a printed number nor a <file>:<key>")
+        for text in (self.result, self.holds):
+            _check_expression(text, set(self.inputs), "inputs")
+        return self
+
+
 class CoverageItem(_Frozen):
-    """One table, figure, equation or group of text numbers of a paper and what reproduces it."""
+    """One table, figure, equation or group of text numbers of a paper, what reproduces it and its main rows."""
 
     id: str = Field(min_length=1)
     paper: str
@@ -124,8 +338,8 @@ class CoverageItem(_Frozen):
     stage: str | None = None
     # paths relative to the project root; without a suffix, any file ``stem.*`` counts (a table's .csv/.md)
     outputs: tuple[str, ...] = ()
-    rows: tuple[str, ...] = ()  # id patterns (fnmatch: * and ?) of the quantities that check it
-    kind: Literal["result", "model", "illustration", "cited"] = "result"
+    rows: tuple[str, ...] = Field(min_length=1)  # id patterns (fnmatch) of the main rows that check it
+    kind: Literal["result", "model", "illustration"] = "result"
     note: str | None = None
 
     @model_validator(mode="after")
@@ -134,13 +348,17 @@ class CoverageItem(_Frozen):
             pure = PurePosixPath(output)
             if pure.is_absolute() or ".." in pure.parts:
                 raise ValueError(f"output {output!r} must be a path inside the project")
-        if self.kind == "result" and self.stage is None and not self.note:
-            raise ValueError("a result with no stage needs a note saying why it is not reproduced")
-        if self.kind == "model" and self.stage is None:
-            raise ValueError("a model item names the stage whose model implements it")
         if self.kind != "result" and not self.note:
             raise ValueError(f"a {self.kind} item needs a note")
         return self
+
+
+class Cited(_Frozen):
+    """A number a paper quotes from other work: listed, never a row."""
+
+    paper: str
+    where: str
+    what: str
 
 
 class Difference(_Frozen):
@@ -155,18 +373,35 @@ class Difference(_Frozen):
 class Reference(_Frozen):
     papers: dict[str, PaperInfo]
     stages: dict[str, Stage]
-    bands: dict[str, Band] = Field(default_factory=dict)
+    references: dict[str, NormalisingReference] = Field(default_factory=dict)
     quantities: tuple[Quantity, ...]
+    consistency: tuple[Consistency, ...] = ()
     coverage: tuple[CoverageItem, ...] = ()
+    cited: tuple[Cited, ...] = ()
     differences: tuple[Difference, ...] = ()
 
     def stage_of(self, metrics_file: str) -> str | None:
         """The stage that writes ``metrics_file``."""
         return next((name for name, stage in self.stages.items() if stage.metrics == metrics_file), None)
 
+    def main_rows(self) -> tuple[Quantity, ...]:
+        return tuple(q for q in self.quantities if q.sensitivity is None)
+
+    def rows_of(self, item: CoverageItem) -> list[Quantity]:
+        """The main rows a coverage item's patterns match."""
+        return [q for q in self.main_rows() if any(fnmatchcase(q.id, p) for p in item.rows)]
+
+
+def resolve(ref: str, default_file: str) -> tuple[str, str]:
+    """(file, dotted key) of ``"<file>:<key>"`` or of a bare ``"<key>"`` in ``default_file``."""
+    match = _REF.match(ref)
+    if not match:
+        raise ValueError(f"{ref!r} is not <file>:<dotted key> or <dotted key>")
+    return match.group(1) or default_file, match.group(2)
+
 
 def _locate(raw: Any, loc: tuple[Any, ...]) -> str:
-    """A validation error's location, naming a quantity or coverage item by its id rather than its index."""
+    """A validation error's location, naming a row or coverage item by its id rather than its index."""
     parts: list[str] = []
     node = raw
     for i, part in enumerate(loc):
@@ -181,25 +416,60 @@ def _locate(raw: Any, loc: tuple[Any, ...]) -> str:
     return "".join(parts)
 
 
-def _check_references(reference: Reference) -> None:
-    """Cross-field rules: papers, stages and metrics files named anywhere must exist; ids are unique."""
+ModelLookup = Callable[[str], "type[StageMetrics] | None"]
+
+
+def _check_key(reference: Reference, files: dict[str, str], where: str, ref: str, default_file: str,
+               models: ModelLookup) -> None:
+    try:
+        filename, key = resolve(ref, default_file)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    if filename not in files:
+        raise ValueError(f"{where}: {filename} is written by no stage in stages:")
+    model = models(files[filename])
+    if model is not None:
+        why = declared(model, key)
+        if why is not None:
+            raise ValueError(f"{where}: {filename}:{key}: {why}")
+
+
+def _check_references(reference: Reference, models: ModelLookup) -> None:
+    """Cross-field rules: papers, stages, metrics files and keys named anywhere must exist (each key declared by its
+    stage's typed metrics model); ids are unique; every sensitivity row has a main row; every coverage item has
+    main rows."""
     files = {stage.metrics: name for name, stage in reference.stages.items()}
     if len(files) != len(reference.stages):
         raise ValueError("stages: two stages name the same metrics file")
-    for key, band in reference.bands.items():
-        if band.name != key:
-            raise ValueError(f"bands.{key}.name: must be {key!r} (got {band.name!r})")
+    for name, ref in reference.references.items():
+        for metric in ref.metrics:
+            _check_key(reference, files, f"references.{name}.metrics", metric, "", models)
     seen: set[str] = set()
+    main_ids = {q.id for q in reference.quantities if q.sensitivity is None}
     for q in reference.quantities:
+        where = f"quantities (id {q.id})"
         if q.id in seen:
-            raise ValueError(f"quantities (id {q.id}): duplicate id")
+            raise ValueError(f"{where}: duplicate id")
         seen.add(q.id)
         if q.paper not in reference.papers:
-            raise ValueError(f"quantities (id {q.id}).paper: unknown paper {q.paper!r}")
-        if q.metrics_file not in files:
-            raise ValueError(f"quantities (id {q.id}).metric: {q.metrics_file} is written by no stage in stages:")
-        if q.band.name is not None and reference.bands.get(q.band.name) != q.band:
-            raise ValueError(f"quantities (id {q.id}).band: {q.band.name!r} is not the band of that name in bands:")
+            raise ValueError(f"{where}.paper: unknown paper {q.paper!r}")
+        if ":" not in q.metric:
+            raise ValueError(f"{where}.metric: {q.metric!r} must be <file>:<dotted key>")
+        for label, ref in q.refs():
+            _check_key(reference, files, f"{where}.{label}", ref, q.metrics_file, models)
+        if q.reference is not None and q.reference not in reference.references:
+            raise ValueError(f"{where}.reference: {q.reference!r} is not in references:")
+        if q.main is not None and q.main not in main_ids:
+            raise ValueError(f"{where}.main: {q.main!r} is not the id of a main (non-sensitivity) row")
+    for c in reference.consistency:
+        if c.id in seen:
+            raise ValueError(f"consistency (id {c.id}): duplicate id")
+        seen.add(c.id)
+        if c.paper not in reference.papers:
+            raise ValueError(f"consistency (id {c.id}).paper: unknown paper {c.paper!r}")
+        for name, raw in c.inputs.items():
+            if printed(raw) is None:
+                _check_key(reference, files, f"consistency (id {c.id}).inputs.{name}", str(raw), "", models)
     items: set[str] = set()
     for c in reference.coverage:
         if c.id in items:
@@ -209,18 +479,22 @@ def _check_references(reference: Reference) -> None:
             raise ValueError(f"coverage (id {c.id}).paper: unknown paper {c.paper!r}")
         if c.stage is not None and c.stage not in reference.stages:
             raise ValueError(f"coverage (id {c.id}).stage: unknown stage {c.stage!r}")
+        if not reference.rows_of(c):
+            raise ValueError(f"coverage (id {c.id}): no main row matches {', '.join(c.rows)} "
+                             "(every item is checked by at least one main row)")
     for d in reference.differences:
         for evidence in d.evidence:
             if evidence.partition(":")[0] not in files:
                 raise ValueError(f"differences ({d.topic}).evidence: {evidence} is in no stage's metrics file")
 
 
-def load_reference(path: Path) -> Reference:
-    """Read and strictly validate ``params/paper_reference.yaml`` (errors name the row id and the field)."""
+def load_reference(path: Path, models: ModelLookup = stage_model) -> Reference:
+    """Read and strictly validate ``params/paper_reference.yaml`` (errors name the row id and the field); every
+    metrics key a row reads must be declared by its stage's typed metrics model (``models``)."""
     raw = read_yaml(path, "paper reference")  # UTF-8, no duplicate keys, bounded nesting: else one ParamsError
     try:
         reference = Reference.model_validate(raw)
-        _check_references(reference)
+        _check_references(reference, models)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ParamsError(f"{_locate(raw, tuple(first['loc']))}: {first['msg']}", field=str(path)) from exc

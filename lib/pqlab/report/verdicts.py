@@ -1,38 +1,65 @@
-"""Each reference row's verdict: reproduced, differs, not run here, or sensitivity — always with its reason."""
+"""Each reference row's verdict, judged the way its kind says (exact, claim, estimate, hardware), with its reasons.
+
+Verdicts: **reproduced**, **differs**, **not judged** (a hardware figure with no reference operation: shown, never
+counted either way) and **not run here** (the stage has not run, or the paper's library is absent on this machine).
+A row's value carries its failures (runs that did not complete), the cells it spans and whether it is marked as
+the paper marks it; each can make an otherwise matching row differ, and the reason says which.
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import math
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from pqlab.report.metrics import MISSING, MetricsTree, absence, failures, lookup, number, parent
-from pqlab.report.schema import Quantity, Reference
+from pqlab.errors import MetricsMismatchError
+from pqlab.report.expressions import ExpressionError, evaluate
+from pqlab.report.metrics import MISSING, MetricsTree, absence, describe_value, lookup, number, parent
+from pqlab.report.schema import HARDWARE_TOLERANCE, Printed, Quantity, Reference, resolve
 
 # Backends whose name differs from how the paper names its library but that are the same code.
-_SAME_LIBRARY = {"hashlib": "OpenSSL (C)"}
+_SAME_LIBRARY = {"hashlib": "OpenSSL (C)", "libcrypto": "OpenSSL (C)", "native": "OpenSSL (C)", "openssl": "openssl"}
+_EPS = 1e-9
+WIDE_INTERVAL = 0.5  # an estimate's interval wider than half the paper's value is called wide in its reason
 
 
 class Verdict(StrEnum):
     REPRODUCED = "reproduced"
     DIFFERS = "differs"
+    NOT_JUDGED = "not judged"
     NOT_RUN = "not run here"
-    SENSITIVITY = "sensitivity"
+
+
+VERDICT_ORDER = (Verdict.REPRODUCED, Verdict.DIFFERS, Verdict.NOT_JUDGED, Verdict.NOT_RUN)
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """A row's verdict, the reasons REPORT.md prints beside it, this run's value and what produced it."""
+    """A row's verdict, its reasons, and what it was judged on."""
 
     verdict: Verdict
     reasons: tuple[str, ...]
-    here: float | None
-    produced_by: str
+    here: Any = None                     # this run's value (a range's low end); a claim's primary datum
+    here_high: float | None = None       # a range's high end
+    interval: tuple[float, float] | None = None        # the 95 % interval of the value (or of the low end)
+    interval_high: tuple[float, float] | None = None   # of a range's high end
+    normalised: float | None = None      # hardware: (here / here's reference) / (paper / paper's reference)
+    data: dict[str, Any] = field(default_factory=dict)  # what a claim or derived value was evaluated on
+    n: float | None = None
+    failure_rate: float | None = None
+    cells: tuple[int, int] | None = None  # (here, paper)
+    produced_by: str = ""
+
+
+class _NotRun(Exception):
+    """This run has no value for the row, for a reason that is not an error (stage not run, library absent)."""
 
 
 def in_pipeline(stage: str) -> bool:
@@ -49,94 +76,390 @@ def missing_file(stage: str | None, filename: str, pipeline: Callable[[str], boo
     return f"stage `{stage}` is not in this pipeline yet (open item; it will write {filename})"
 
 
-def _library_absent(document: dict[str, Any], library: str, present: tuple[str, ...]) -> str:
-    reason = (document.get("backends_absent") or {}).get(library)
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return str(value)
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            return str(value)
+        if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
+            return f"{value:.3g}"
+        return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    return describe_value(value)
+
+
+def _code(text: Any) -> str:
+    """A protocol code or short phrase compared loosely: case, underscores and spacing do not matter."""
+    return re.sub(r"\s+", " ", str(text).replace("_", " ").replace("-", " ")).strip().upper()
+
+
+class _Reader:
+    """This run's values for one row: a missing stage or library is ``_NotRun``; any other missing key an error."""
+
+    def __init__(self, q: Quantity, reference: Reference, tree: MetricsTree,
+                 pipeline: Callable[[str], bool]) -> None:
+        self.q, self.reference, self.tree, self.pipeline = q, reference, tree, pipeline
+
+    def get(self, ref: str) -> Any:
+        filename, key = resolve(ref, self.q.metrics_file)
+        document = self.tree.document(filename)
+        if document is None:
+            raise _NotRun(missing_file(self.reference.stage_of(filename), filename, self.pipeline))
+        value = lookup(document, key)
+        if value is not MISSING:
+            return value
+        gap = absence(document, key)
+        node = lookup(document, gap.found) if gap.found else document
+        if node is None:  # a parent holds null: the stage had nothing to report there
+            return None
+        library = self.q.paper_library
+        if library and gap.missing == library:
+            raise _NotRun(library_absent(self.tree, library, gap.present))
+        present = f" (present: {', '.join(gap.present[:20])}{', …' if len(gap.present) > 20 else ''})" \
+            if gap.present else ""
+        under = f" under `{gap.found}`" if gap.found else ""
+        if document.get("profile") == "smoke":
+            raise _NotRun(f"the smoke profile's run has no `{gap.missing}`{under}{present}")
+        raise MetricsMismatchError(
+            f"row {self.q.id}: `{key}` has no `{gap.missing}`{under}{present}: this run left it out, or the key was "
+            "renamed; rerun the stage with its default parameters or fix the row", field=filename)
+
+
+def library_absent(tree: MetricsTree, library: str, present: tuple[str, ...] = ()) -> str:
+    """"liboqs absent on this machine (why); timed here on openssl, pqcrypto"."""
+    costs = tree.document("costs_metrics.json") if "costs_metrics.json" in tree.stages else None
+    reason = ((costs or {}).get("backends_absent") or {}).get(library)
     timed = f"; timed here on {', '.join(present)}" if present else ""
     if isinstance(reason, str) and reason:
         return f"{library} absent on this machine ({reason}){timed}"
     return f"{library} did not run here{timed}"
 
 
-def _library_note(document: dict[str, Any], wanted: str, backend: str) -> str | None:
-    if _SAME_LIBRARY.get(backend, backend) == wanted:
+def _absent_libraries(tree: MetricsTree) -> dict[str, str]:
+    costs = tree.document("costs_metrics.json") if "costs_metrics.json" in tree.stages else None
+    absent = (costs or {}).get("backends_absent") or {}
+    return absent if isinstance(absent, dict) else {}
+
+
+def _library_reason(tree: MetricsTree, wanted: str | None, backend: str | None) -> str | None:
+    """Which library produced the row, against the paper's: says so whether they match or not."""
+    if not wanted or not backend:
         return None
-    absent = (document.get("backends_absent") or {}).get(wanted)
+    if _SAME_LIBRARY.get(backend, backend) == wanted or backend == wanted:
+        return f"produced by {backend}, the paper's library"
+    absent = wanted in _absent_libraries(tree)
     return f"library differs: paper {wanted}, here {backend}" + (f" ({wanted} absent on this machine)"
                                                                   if absent else "")
 
 
-def _missing_value(q: Quantity, document: dict[str, Any], filename: str) -> tuple[Verdict, str, bool]:
-    """Why a present metrics file holds no value for ``q``; the flag says the paper's library was absent."""
-    failed = failures(document, q.key)
-    if failed is not None and failed.rate > 0:
-        return Verdict.DIFFERS, f"no value: {failed.describe()}", False
-    gap = absence(document, q.key)
-    if gap.null:
-        return Verdict.DIFFERS, f"the stage ran but wrote no value (`{q.key}` is null)", False
-    if q.paper_library and gap.missing == q.paper_library:
-        return Verdict.NOT_RUN, _library_absent(document, q.paper_library, gap.present), True
-    under = f" under `{gap.found}`" if gap.found else ""
-    present = f" (present: {', '.join(gap.present)})" if gap.present and len(gap.present) <= 20 else ""
-    return Verdict.NOT_RUN, f"this run's {filename} has no `{gap.missing}`{under}{present}", False
+def _failures(q: Quantity, reader: _Reader) -> tuple[float, str] | None:
+    """(failure rate, description) of the runs behind the value, or None when the row has no failure record."""
+    rate = count = runs = failed_in = None
+    if q.failures is not None:
+        f = q.failures
+        rate = number(reader.get(f.rate)) if f.rate else None
+        count = number(reader.get(f.count)) if f.count else None
+        runs = number(reader.get(f.runs)) if f.runs else None
+        failed_in = reader.get(f.failed_in) if f.failed_in else None
+        if rate is None and count is not None and runs:
+            rate = count / runs
+    else:  # the transport stage's convention: <stem>_<unit> beside <stem>_failure_rate and <stem>_failed_in
+        leaf = q.key.rsplit(".", 1)[-1]
+        if "_" not in leaf:
+            return None
+        holder = parent(reader.tree.document(q.metrics_file), q.key)
+        stem = leaf.rsplit("_", 1)[0]
+        rate = number(holder.get(f"{stem}_failure_rate"))
+        failed_in = holder.get(f"{stem}_failed_in")
+        runs = number(holder.get(f"{stem}_runs"))
+        count = round(rate * runs) if rate is not None and runs else None
+    if rate is None:
+        return None
+    where = ""
+    if isinstance(failed_in, str) and failed_in:
+        where = f", in {failed_in}"
+    elif isinstance(failed_in, (list, tuple)) and failed_in:
+        where = f", in {', '.join(map(str, failed_in))}"
+    elif isinstance(failed_in, dict) and failed_in:
+        where = ", in " + ", ".join(f"{k} ({v})" for k, v in sorted(failed_in.items()))
+    counted = f"{count:,.0f} of {runs:,.0f} runs failed ({rate:.1%})" if count is not None and runs else \
+        f"{rate:.1%} of runs failed"
+    return rate, counted + where
+
+
+def _interval(reader: _Reader, keys: tuple[str, str] | None, scale: float) -> tuple[float, float] | None:
+    if keys is None:
+        return None
+    lo, hi = (number(reader.get(k)) for k in keys)
+    if lo is None or hi is None:
+        return None
+    return lo * scale, hi * scale
+
+
+def _inside(value: float, interval: tuple[float, float], widen: float) -> bool:
+    lo, hi = interval
+    return lo - widen - _EPS * max(1.0, abs(value)) <= value <= hi + widen + _EPS * max(1.0, abs(value))
+
+
+def _exact(q: Quantity, here: Any, end: Printed | None, raw_value: Any) -> tuple[bool, str]:
+    if end is None:  # a code or phrase
+        ok = _code(here) == _code(raw_value)
+        return ok, "" if ok else f"here {here!r}, the paper {raw_value!r}"
+    value = number(here)
+    if value is None:
+        return False, f"here {here!r} is not a number"
+    if isinstance(here, int) and not isinstance(here, bool) and q.scale == 1.0 and not q.expr:
+        ok = value == end.value  # a count: equal or not
+        return ok, "" if ok else f"here {here:,}, the paper {end.text}: a count is equal or not"
+    ok = abs(value - end.value) <= end.half_unit + _EPS * max(1.0, abs(end.value))
+    return ok, "" if ok else (f"here {_fmt(value)} is not {end.text} at the paper's precision "
+                              f"(±{end.half_unit:g})")
+
+
+def _hardware(q: Quantity, reader: _Reader, here: float, here_high: float | None,
+              ) -> tuple[Verdict, list[str], float | None]:
+    lo_tol, hi_tol = HARDWARE_TOLERANCE
+    ends = q.ends
+    if q.normalised:
+        ratio = here / ends[0].value  # type: ignore[union-attr]
+        basis = "a ratio of two operations on one machine, compared directly"
+    elif q.reference:
+        ref = reader.reference.references[q.reference]
+        paper_ref = Printed.parse(ref.paper)
+        assert paper_ref is not None
+        try:
+            values = [number(reader.get(m)) for m in ref.metrics]
+        except _NotRun as exc:
+            return Verdict.NOT_JUDGED, [f"a figure of the paper's machine; its reference ({ref.name}) is not "
+                                        f"measured here: {exc}"], None
+        if any(v is None or v <= 0 for v in values):
+            return Verdict.NOT_JUDGED, [f"its reference ({ref.name}) has no value here"], None
+        here_ref = sum(values)  # type: ignore[arg-type]
+        ratio = (here / here_ref) / (ends[0].value / paper_ref.value)  # type: ignore[union-attr]
+        by = ", ".join(sorted({b for m in ref.metrics if (b := _sibling_backend(reader, m))}))
+        basis = (f"normalised by {ref.name}: here {_fmt(here)} / {_fmt(here_ref)}"
+                 f"{f' ({by})' if by else ''} against the paper's {ends[0].text} / {paper_ref.text}")
+    else:
+        ratio = here / ends[0].value if ends[0] and ends[0].value else None  # type: ignore[union-attr]
+        shown = f"here/paper = {ratio:.3g}" if ratio is not None else "no ratio"
+        return Verdict.NOT_JUDGED, [f"a figure of the paper's machine and library, with no reference operation "
+                                    f"measured on both: shown, not judged ({shown})"], None
+    if q.bound in ("<", "<="):
+        ok = ratio <= hi_tol
+        test = f"≤ {hi_tol:g} × the paper's bound"
+    elif q.bound in (">", ">="):
+        ok = ratio >= lo_tol
+        test = f"≥ {lo_tol:g} × the paper's bound"
+    else:
+        ok = lo_tol <= ratio <= hi_tol
+        test = f"within ×{lo_tol:g}–{hi_tol:g}"
+    if here_high is not None and not q.normalised and q.reference:
+        high_ratio = ratio * (here_high / here) / (ends[1].value / ends[0].value)  # type: ignore[union-attr]
+        ok = ok and lo_tol <= high_ratio <= hi_tol
+        basis += f"; high end {high_ratio:.3g}"
+    text = f"{basis}: normalised {ratio:.3g} " + ("is " if ok else "is not ") + test
+    return (Verdict.REPRODUCED if ok else Verdict.DIFFERS), [text], ratio
+
+
+def _sibling_backend(reader: _Reader, ref: str) -> str | None:
+    """The ``backend`` recorded beside a metric (the library that produced it), if any."""
+    filename, key = resolve(ref, reader.q.metrics_file)
+    backend = parent(reader.tree.document(filename), key).get("backend")
+    return backend if isinstance(backend, str) else None
+
+
+def _backend(q: Quantity, reader: _Reader) -> str | None:
+    if q.library:
+        value = reader.get(q.library)
+        return value if isinstance(value, str) else None
+    return _sibling_backend(reader, q.metric)
 
 
 def judge(q: Quantity, reference: Reference, tree: MetricsTree,
           pipeline: Callable[[str], bool] = in_pipeline) -> Outcome:
     """The verdict of one row against this run's metrics."""
-    filename = q.metrics_file
-    stage = reference.stage_of(filename) or filename
-    document = tree.document(filename)
+    stage = reference.stage_of(q.metrics_file) or q.metrics_file
     note = (q.note,) if q.note else ()
-    if document is None:
-        return Outcome(Verdict.NOT_RUN, (missing_file(reference.stage_of(filename), filename, pipeline), *note),
-                       None, stage)
-    raw = lookup(document, q.key)
-    here = number(raw) if raw is not MISSING else None
-    holder = parent(document, q.key)
-    backend = holder.get("backend") if isinstance(holder.get("backend"), str) else None
+    reader = _Reader(q, reference, tree, pipeline)
+    try:
+        return _judge(q, reader, stage, note)
+    except _NotRun as exc:
+        library = q.paper_library if q.paper_library and str(exc).startswith(q.paper_library) else None
+        return Outcome(Verdict.NOT_RUN, (str(exc), *note),
+                       produced_by=f"{stage} (no {library})" if library else stage)
+
+
+def _judge(q: Quantity, reader: _Reader, stage: str, note: tuple[str, ...]) -> Outcome:
+    tree = reader.tree
+    raw = reader.get(q.metric)
+    data = {name: reader.get(ref) for name, ref in q.data.items()}
+    here: Any = raw
+    if q.expr:
+        if any(v is None for v in data.values()):
+            here = None
+        else:
+            try:
+                here = evaluate(q.expr, data)
+            except (ExpressionError, ArithmeticError, TypeError, ValueError) as exc:
+                raise MetricsMismatchError(f"row {q.id}: expr {q.expr!r} failed on this run's data: {exc}",
+                                           field=q.metrics_file) from None
+    here_high = number(reader.get(q.metric_high)) if q.metric_high else None
+    if q.is_range and q.metric_high is None and q.kind != "claim" and isinstance(here, list) and len(here) == 2:
+        here, here_high = number(here[0]), number(here[1])  # the metric holds [low, high]
+    if number(here) is not None and q.scale != 1.0:
+        here = number(here) * q.scale  # type: ignore[operator]
+    if here_high is not None:
+        here_high *= q.scale
+    backend = _backend(q, reader)
     produced_by = f"{stage} ({backend})" if backend else stage
+    failed = _failures(q, reader)
+    n = number(reader.get(q.n)) if q.n else None
+    cells = None
+    if q.cells is not None:
+        spanned = number(reader.get(q.cells.metric))
+        cells = (int(spanned or 0), q.cells.paper)
+    base = {"here": here, "here_high": here_high, "data": data, "n": n, "cells": cells,
+            "failure_rate": failed[0] if failed else None, "produced_by": produced_by}
     reasons: list[str] = []
-    inside = False
-    if here is None:
-        verdict, why, library_missing = _missing_value(q, document, filename)
-        reasons += [why, *note]
-        if library_missing:
-            produced_by = f"{stage} (no {q.paper_library})"
+    interval = interval_high = normalised = None
+    missing = q.kind != "claim" and (here is None or (q.is_range and here_high is None))
+    if q.kind == "claim" and any(v is None for v in data.values()):
+        missing = True
+    if missing:
+        nulls = [k for k, v in data.items() if v is None] if q.kind == "claim" else []
+        what = f"no value for {', '.join(nulls)}" if nulls else "no value"
+        if failed is not None and failed[0] > 0:
+            reasons.append(f"{what}: {failed[1]}")
+        else:
+            reasons.append(f"the stage ran but wrote {what} (`{q.key}` or its data is null)")
+        return Outcome(Verdict.DIFFERS, (*reasons, *note), **base)
+    ends = q.ends
+    if q.kind == "exact":
+        ok, why = _exact(q, here, ends[0], q.value if not q.is_range else q.value[0])
+        if q.is_range:
+            ok_high, why_high = _exact(q, here_high, ends[1], q.value[1])  # type: ignore[index]
+            ok, why = ok and ok_high, "; ".join(w for w in (why, why_high) if w)
+        verdict = Verdict.REPRODUCED if ok else Verdict.DIFFERS
+        reasons += [f"exact: {why}"] if why else []
+    elif q.kind == "estimate":
+        interval = _interval(reader, q.ci, q.scale)
+        interval_high = _interval(reader, q.ci_high, q.scale) if q.is_range else None
+        checks = [(ends[0], interval, "")] + ([(ends[1], interval_high, "high end ")] if q.is_range else [])
+        verdict = Verdict.REPRODUCED
+        for end, iv, label in checks:
+            if iv is None:
+                verdict = Verdict.DIFFERS
+                reasons.append(f"{label}no interval: this run's samples give none")
+            elif not _inside(end.value, iv, end.half_unit):  # type: ignore[union-attr]
+                verdict = Verdict.DIFFERS
+                reasons.append(f"{label}paper {end.text} outside this run's 95 % interval "  # type: ignore[union-attr]
+                               f"{_fmt(iv[0])}–{_fmt(iv[1])} (widened by ±{end.half_unit:g} for its rounding)")
+            elif end.value and (iv[1] - iv[0]) > WIDE_INTERVAL * abs(end.value):  # type: ignore[union-attr]
+                reasons.append(f"{label}inside a wide interval ({_fmt(iv[0])}–{_fmt(iv[1])}): more runs (the paper "
+                               "profile) narrow it")
+    elif q.kind == "claim":
+        try:
+            held = evaluate(q.predicate or "", {**data, "here": here})
+        except (ExpressionError, ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
+            raise MetricsMismatchError(f"row {q.id}: predicate {q.predicate!r} failed on this run's data: {exc}",
+                                       field=q.metrics_file) from None
+        verdict = Verdict.REPRODUCED if held is True else Verdict.DIFFERS
+        if held is not True:
+            reasons.append(f"the paper's statement does not hold here: `{q.predicate}` is false")
     else:
-        inside = q.band.holds(q.value, here)
-        verdict = Verdict.REPRODUCED if inside else Verdict.DIFFERS
-        if not inside and not note and not q.sensitivity:  # a variant's own name says why it differs
-            reasons.append(f"exact by construction, yet here {here:g} ≠ paper {q.value:g}" if q.band.exact else
-                           f"outside the band{f' ({q.band.name})' if q.band.name else ''}: {q.band.why}")
-        reasons += note
-        failed = failures(document, q.key)
-        if failed is not None and failed.rate > 0:
-            reasons.append(f"{failed.describe()}; the value is over the completed ones")
-        if q.paper_library and backend:
-            library = _library_note(document, q.paper_library, backend)
-            reasons += [library] if library else []
-    if q.sensitivity and verdict is not Verdict.NOT_RUN:
-        where = f": {'within' if inside else 'outside'} the band of the paper's model" if here is not None else ""
-        reasons.insert(0, f"variant {q.sensitivity}{where}")
-        verdict = Verdict.SENSITIVITY
-    return Outcome(verdict, tuple(reasons), here, produced_by)
+        value = number(here)
+        if value is None:
+            return Outcome(Verdict.DIFFERS, (f"here {here!r} is not a number", *note), **base)
+        verdict, why, normalised = _hardware(q, reader, value, here_high)
+        reasons += why
+    if verdict is not Verdict.NOT_RUN and failed is not None and failed[0] > (q.failures.paper if q.failures else 0):
+        paper_rate = q.failures.paper if q.failures else 0.0
+        if verdict is Verdict.REPRODUCED:
+            verdict = Verdict.DIFFERS
+        reasons.append(f"{failed[1]}; the value is over the completed runs, and the paper reports "
+                       + ("none" if paper_rate == 0 else f"{paper_rate:.1%}"))
+    if cells is not None and cells[0] < cells[1]:
+        if verdict in (Verdict.REPRODUCED, Verdict.NOT_JUDGED):
+            verdict = Verdict.DIFFERS
+        reasons.append(f"spans {cells[0]} of the paper's {cells[1]} cells")
+    if q.marked is not None:
+        success = _interval(reader, q.marked.success, 1.0)
+        if success is None:
+            reasons.append("no success-rate interval to place the paper's mark")
+            verdict = Verdict.DIFFERS
+        else:
+            below, above = success[0] < q.marked.threshold, success[1] >= q.marked.threshold
+            fits = below if q.marked.paper else above
+            if not fits:
+                verdict = Verdict.DIFFERS if verdict is Verdict.REPRODUCED else verdict
+                reasons.append(f"the paper {'marks' if q.marked.paper else 'does not mark'} this cell (success below "
+                               f"{q.marked.threshold:.1%}); here success is {success[0]:.1%}–{success[1]:.1%}")
+    library = _library_reason(tree, q.paper_library, backend)
+    reasons += [library] if library else []
+    return Outcome(verdict, (*reasons, *note), interval=interval, interval_high=interval_high,
+                   normalised=normalised, **base)
+
+
+COLUMNS = ["id", "paper_id", "where", "claim", "quantity", "source", "kind", "unit", "paper", "paper_value",
+           "paper_low", "paper_high", "here", "here_high", "here_text", "ci_low", "ci_high", "ci_high_low",
+           "ci_high_high", "normalised", "ratio", "data", "n", "failure_rate", "cells_here", "cells_paper",
+           "verdict", "why", "produced_by", "table", "sensitivity", "main"]
+
+
+def _paper_text(q: Quantity) -> str:
+    prefix = {"<": "< ", "<=": "≤ ", ">": "> ", ">=": "≥ "}.get(q.bound or "", "")
+    if isinstance(q.value, tuple):
+        return f"{q.value[0]}–{q.value[1]}"
+    return prefix + str(q.value)
+
+
+def _here_text(q: Quantity, o: Outcome) -> str:
+    if o.verdict is Verdict.NOT_RUN:
+        return "not run"
+    if o.here is None and q.kind != "claim":
+        return "no value"
+    if q.is_range and o.here_high is not None:
+        return f"{_fmt(o.here)}–{_fmt(o.here_high)}"
+    return _fmt(o.here)
+
+
+def _as_printed(end: Printed | None) -> float | int | None:
+    """A printed number as a value: whole when the paper prints it whole."""
+    if end is None:
+        return None
+    return int(end.value) if end.half_unit >= 0.5 and float(end.value).is_integer() else end.value
 
 
 def collect(reference: Reference, tree: MetricsTree | Path,
             pipeline: Callable[[str], bool] = in_pipeline) -> pd.DataFrame:
-    """One row per reference quantity: paper value, this run's value, ratio, band, verdict and its reasons
-    (``tree``: the run's metrics, or the folder holding them)."""
-    tree = tree if isinstance(tree, MetricsTree) else MetricsTree(tree)
+    """One row per reference row: the paper's value, this run's, the interval or data it was judged on, verdict
+    and reasons (``tree``: the run's metrics, or the folder holding them)."""
+    if not isinstance(tree, MetricsTree):
+        tree = MetricsTree(tree, {s.metrics: name for name, s in reference.stages.items()})
     rows = []
     for q in reference.quantities:
-        outcome = judge(q, reference, tree, pipeline)
-        here = outcome.here
+        o = judge(q, reference, tree, pipeline)
+        ends = q.ends
+        point = _as_printed(ends[0]) if not q.is_range and ends[0] is not None else None
+        here_number = o.here if isinstance(o.here, int) and not isinstance(o.here, bool) else number(o.here)
         rows.append({
-            "id": q.id, "paper_id": q.paper, "quantity": f"{q.row} — {q.column}", "source": q.where,
-            "paper": q.value, "here": here,
-            "ratio": here / q.value if here is not None and q.value else None,
-            "unit": q.unit, "band": q.band.describe(q.unit), "band_name": q.band.name, "verdict": outcome.verdict.value,
-            "why": "; ".join(outcome.reasons), "produced_by": outcome.produced_by,
+            "id": q.id, "paper_id": q.paper, "where": q.where, "claim": f"{q.row} — {q.column}",
+            "quantity": f"{q.row} — {q.column}", "source": q.where, "kind": q.kind, "unit": q.unit,
+            "paper": _paper_text(q),
+            "paper_value": point if point is not None else (None if q.is_range else str(q.value)),
+            "paper_low": _as_printed(ends[0]) if q.is_range else None,
+            "paper_high": _as_printed(ends[1]) if q.is_range else None,
+            "here": here_number, "here_high": o.here_high, "here_text": _here_text(q, o),
+            "ci_low": o.interval[0] if o.interval else None, "ci_high": o.interval[1] if o.interval else None,
+            "ci_high_low": o.interval_high[0] if o.interval_high else None,
+            "ci_high_high": o.interval_high[1] if o.interval_high else None,
+            "normalised": o.normalised,
+            "ratio": here_number / point if here_number is not None and point else None,
+            "data": "; ".join(f"{k} = {_fmt(v)}" for k, v in o.data.items()),
+            "n": o.n, "failure_rate": o.failure_rate,
+            "cells_here": o.cells[0] if o.cells else None, "cells_paper": o.cells[1] if o.cells else None,
+            "verdict": o.verdict.value, "why": "; ".join(o.reasons), "produced_by": o.produced_by,
+            "table": "sensitivity" if q.sensitivity else "main", "sensitivity": q.sensitivity, "main": q.main,
         })
-    return pd.DataFrame(rows, columns=["id", "paper_id", "quantity", "source", "paper", "here", "ratio", "unit",
-                                       "band", "band_name", "verdict", "why", "produced_by"])
+    # object columns: a count stays an int (5000, not 5000.0) beside floats, text and blanks
+    return pd.DataFrame({column: pd.Series([r[column] for r in rows], dtype=object) for column in COLUMNS})

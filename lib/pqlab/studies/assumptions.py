@@ -18,6 +18,7 @@ from pqlab.thread import analysis, assumptions, bounds
 from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.grid import clean_parts, run_grid
 from pqlab.thread.summary import counts_and_medians
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "assumptions"
 # metrics per set (numbers only: dvc metrics diff compares numbers)
@@ -25,6 +26,49 @@ SET_METRICS = ("ratio_min", "ratio_max", "spurious_2hop", "spurious_4hop", "d3_4
                "d3_4hop_heavy_ipv6_median_s", "d3_4hop_heavy_block_completion", "sed_max_failure_rate",
                "sed_scenarios_with_failures", "sed_failures_in_Sigma3")
 BOUND_METRICS = ("eq2_expected_total", "slack_s", "t_clean_ipv6_s", "t_clean_block_s", "t_max_s", "ratio_ceiling")
+
+
+class AssumptionSet(MetricsNode):
+    """The transport headlines under one assumption set (channel rule, ACK loss, or one further change)."""
+
+    ratio_min: float | None
+    ratio_max: float | None
+    spurious_2hop: float | None
+    spurious_4hop: float | None
+    d3_4hop_heavy_ipv6_completion: float | None
+    d3_4hop_heavy_ipv6_median_s: float | None
+    d3_4hop_heavy_block_completion: float | None
+    sed_max_failure_rate: float | None
+    sed_scenarios_with_failures: int | None
+    sed_failures_in_Sigma3: float | None
+
+
+class Bound(MetricsNode):
+    """The slack bound at one hop count: Eq. 2's expected spurious resends and the largest ratio they allow."""
+
+    eq2_expected_total: float
+    slack_s: float
+    t_clean_ipv6_s: float
+    t_clean_block_s: float
+    t_max_s: float
+    ratio_ceiling: float
+
+
+class LossFree(MetricsNode):
+    sigma2_per_hop_s: float
+    sigma3_per_hop_s: float
+    device_compute_s: float
+    controller_compute_s: float
+
+
+class AssumptionsMetrics(StageMetrics):
+    runs_per_scenario: int
+    sets: dict[str, AssumptionSet]
+    bound: dict[str, dict[str, Bound]]
+    loss_free: dict[str, LossFree]
+
+
+METRICS = AssumptionsMetrics
 
 
 def parts_folder(paths: ProjectPaths) -> Path:
@@ -51,6 +95,17 @@ def slack_table(thread: ThreadParams, sizes, compute, hops: tuple[int, ...], tai
     return pd.DataFrame(rows)
 
 
+def loss_free_per_hop(thread: ThreadParams, sizes, compute, hops: tuple[int, ...]) -> dict:
+    """§VI: the drop-in configuration's loss-free Sigma2 and Sigma3 transfer times per hop with IPv6 fragmentation
+    (the model's own estimator) at each hop count of the bound."""
+    out = {}
+    for h in hops:
+        lf = bounds.loss_free(sizes, compute, thread, h, "ipv6")
+        out[f"{h}hop"] = {"sigma2_per_hop_s": lf.message_s[1] / h, "sigma3_per_hop_s": lf.message_s[2] / h,
+                          "device_compute_s": lf.compute_s[0], "controller_compute_s": lf.compute_s[1]}
+    return out
+
+
 def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = None, scheduler: str | None = None,
         progress: bool = True) -> StudyResult:
     """Run every assumption set's grid (resumable; process pool or Dask), tabulate, bound, plot, write."""
@@ -74,7 +129,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
                      "sets": {row["set"]: {k: row[k] for k in SET_METRICS if k in row} for row in rows},
                      "bound": {sem: {f"{int(r.hops)}hop": {k: getattr(r, k) for k in BOUND_METRICS}
                                      for r in bound[bound["ack_semantics"] == sem].itertuples()}
-                               for sem in ("estimated", "on_arrival")}}
+                               for sem in ("estimated", "on_arrival")},
+                     "loss_free": loss_free_per_hop(thread, configs[d3], compute[d3], a.bound_hops)}
     figure = fig_assumptions(table, bound, config=d3, ratio_hops=list(thread.ratio_hops), runs=a.runs)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"))
     shown = table.drop(columns=[c for c in table if c.startswith("d3_") and c.endswith("hop_none_ipv6_median_s")])
@@ -83,7 +139,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
         out.table(table, paths.case_figs / "assumptions_table", markdown=shown.round(3))
         out.table(bound, paths.case_figs / "assumptions_slack_bound", markdown=bound.round(3))
         out.figure(figure, paths.case_figs / "fig_assumptions")
-        out.metrics(paths.derived / "assumptions_metrics.json", analysis.jsonable(metrics),
+        out.metrics(paths.derived / "assumptions_metrics.json",
+                    validated(AssumptionsMetrics, analysis.jsonable(metrics)),
                     label="4-hop ratio ceiling, Eq. 2", key="bound.estimated.4hop.ratio_ceiling", unit="x")
     clean_parts(parts_folder(paths))
     plt.close(figure)

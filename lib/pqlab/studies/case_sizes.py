@@ -6,16 +6,116 @@ from dataclasses import replace
 
 import matplotlib.pyplot as plt
 
-from pqlab import machine
-from pqlab.case import size_tables
+from pqlab import framing, machine
+from pqlab.case import algorithms, size_tables
 from pqlab.case.configurations import case_message_sizes, table1_config
 from pqlab.figures.case_sizes import fig1_case_sizes
-from pqlab.params import StudyParams
+from pqlab.params import FramingParams, StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "case_sizes"
+
+
+class ConfigSizes(MetricsNode):
+    """One Table I configuration: each message's payload (len() of its encoding), the total, the largest, how
+    many messages exceed the limit."""
+
+    Sigma1: int
+    Sigma2: int
+    Sigma3: int
+    StatusReport: int
+    Total: int
+    largest: int
+    over_limit: int
+    fits_limit: bool
+
+
+class ConfigFrames(MetricsNode):
+    Sigma1: int
+    Sigma2: int
+    Sigma3: int
+    StatusReport: int
+    total: int
+    total_openthread: int
+
+
+class MessageSizes(MetricsNode):
+    Sigma1: int
+    Sigma2: int
+    Sigma3: int
+    StatusReport: int
+    Total: int
+
+
+class ResumptionSizes(MetricsNode):
+    Sigma1: int
+    Sigma2Resume: int
+    StatusReport: int
+    Total: int
+
+
+class FramingFacts(MetricsNode):
+    iphc_bytes: int
+    openthread_iphc_bytes: int
+    matter_header_bytes: int
+    frames_per_full_datagram: int
+    fragment_datagram_bytes: list[int]
+
+
+class CertificateSizes(MetricsNode):
+    noc: int
+    icac: int
+
+
+class AlgorithmSizes(MetricsNode):
+    public_key: int
+    signature: int | None = None
+    ciphertext: int | None = None
+
+
+class CaseSizesMetrics(StageMetrics):
+    table1: dict[str, ConfigSizes]
+    frames: dict[str, ConfigFrames]
+    resumption: dict[str, dict[str, ResumptionSizes]]
+    real_material: dict[str, bool]
+    algorithm_sizes_source: str
+    text: dict[str, MessageSizes]
+    limit_octets: int
+    framing: FramingFacts
+    certificates: CertificateSizes
+    algorithms: dict[str, AlgorithmSizes]
+    fit_limit: int
+
+
+METRICS = CaseSizesMetrics
+
+
+def framing_facts(fr: FramingParams) -> dict:
+    """§II-C: frames of a full 1232-byte datagram at one hop, and the datagram bytes a later fragment carries
+    (with a mesh header beyond one hop, without at one hop)."""
+    room = fr.max_psdu_bytes - fr.mac_overhead_bytes - fr.fragn_header_bytes
+    return {"frames_per_full_datagram": len(framing.frame_psdus(fr.ip6_fragment_payload, fr, multi_hop=False)),
+            "fragment_datagram_bytes": [room - framing.mesh_header_bytes(fr, multi_hop=True), room]}
+
+
+def certificate_sizes(fields) -> dict:
+    """The classical NOC and ICAC as encoded (the reference test vectors' sizes)."""
+    classical = fields[fields["message"].str.contains(r"\(ECDSA-P256\)") & (fields["field"] == "certificate")]
+    size = {kind: int(classical[classical["message"].str.startswith(f"responder {kind.upper()} ")]["bytes"].iloc[0])
+            for kind in ("noc", "icac")}
+    return size
+
+
+def algorithm_sizes() -> dict:
+    """The public key, signature and ciphertext sizes the size model uses (checked with real keys where a
+    backend has the algorithm: real_material)."""
+    out = {name: {"public_key": a.public_key, "signature": a.signature}
+           for name, a in algorithms.SIGNATURES.items()}
+    out |= {name: {"public_key": k.public_key, "ciphertext": k.ciphertext} for name, k in algorithms.KEMS.items()}
+    return out
 
 
 def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
@@ -31,8 +131,10 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     extra = {"text": {"C1_with_ML-KEM-768": case_message_sizes(c1_768)},
              "profile": settings.profile, "limit_octets": fr.max_app_payload,
              "framing": {"iphc_bytes": fr.iphc_bytes, "openthread_iphc_bytes": fr.openthread_iphc_bytes,
-                         "matter_header_bytes": fr.matter_header_bytes}}
-    headline = size_tables.metrics(table, resume, real, extra)
+                         "matter_header_bytes": fr.matter_header_bytes} | framing_facts(fr),
+             "certificates": certificate_sizes(fields), "algorithms": algorithm_sizes()}
+    headline = validated(CaseSizesMetrics, size_tables.metrics(table, resume, real, extra)
+                         | {"fit_limit": int(table["fits_limit"].sum())})
     figure = fig1_case_sizes(table, fr.max_app_payload)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), stable=True)
     per_field = fields.pivot_table(index=["message", "field"], columns="config", values="bytes", sort=False)
@@ -43,7 +145,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.table(fields, paths.case_figs / "table1_case_breakdown", markdown=per_field)
         out.table(resume, paths.case_figs / "resumption_sizes")
         out.figure(figure, paths.case_figs / "fig1_case_sizes")
-        out.metrics(paths.derived / "case_sizes_metrics.json", headline | {"fit_limit": int(table["fits_limit"].sum())},
+        out.metrics(paths.derived / "case_sizes_metrics.json", headline,
                     label=f"configs within {fr.max_app_payload} B", key="fit_limit", unit=f"of {len(table)}")
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig1_case_sizes": figure},

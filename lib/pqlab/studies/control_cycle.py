@@ -16,8 +16,88 @@ from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "control_cycle"
+
+
+class Percentiles(MetricsNode):
+    p50: float
+    p99: float
+    p999: float
+    max: float
+
+
+class AddedCost(MetricsNode):
+    """Execution time a configuration adds over the baseline: median difference and its 95 % interval."""
+
+    median: float
+    ci: list[float]
+
+
+class Configuration(MetricsNode):
+    """One Fig. 6 configuration: scan response time percentiles and deadline misses over its cycles."""
+
+    label: str
+    cycles: int
+    p50_us: float
+    p99_us: float
+    p999_us: float
+    max_us: float
+    deadline_misses: int
+    wakeup_us: Percentiles
+    execution_us: Percentiles
+
+
+class MedianRange(MetricsNode):
+    low: float
+    high: float
+
+
+class TagCosts(MetricsNode):
+    one_tag: float
+    two_tags_chain: float
+
+
+class ScanCosts(TagCosts):
+    scan: float
+
+
+class Scheduling(MetricsNode):
+    cpu: int | None
+    policies: list[str]
+    realtime_obtained: bool
+    fifo_errors: list[str]
+    pinned: bool
+    off_target_cycles: int
+    steal_ms: dict[str, float | None]
+
+
+class ControlCycleMetrics(StageMetrics):
+    host: str
+    period_us: float
+    deadline_us: float
+    cycles_total: int
+    deadline_misses_total: int
+    median_range_us: MedianRange
+    max_response_us: float
+    execution_median_range_us: MedianRange
+    wakeup_median_range_us: MedianRange
+    max_execution_us: float
+    added_execution_us: dict[str, AddedCost]
+    configurations: dict[str, Configuration]
+    per_scan_cost_us: ScanCosts
+    evidence_us: TagCosts
+    second_tag_and_chain_us: float | None
+    evidence_back_to_back_us: TagCosts
+    scheduling: Scheduling
+    cpu_model: str | None
+    clock_read_ns: float
+    loadavg_before: list[float]
+    loadavg_after: list[float]
+
+
+METRICS = ControlCycleMetrics
 
 HOST_NOTE = "Linux host, not a PLC: the same method as the paper's OpenPLC prover, on this machine"
 
@@ -115,7 +195,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         cost = cost.merge(added[["tags", "added_us", "added_lo_us", "added_hi_us"]], on="tags", how="left")
     extra = {"cpu_model": machine.cpu_model(), "clock_read_ns": clock_ns,
              "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in load_after]}
-    headline = metrics(summary, cost, runs, settings, extra, added)
+    headline = validated(ControlCycleMetrics, metrics(summary, cost, runs, settings, extra, added))
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends=_signer_backends(runs)) | {
         "study": "control_cycle", "host_note": HOST_NOTE, "runs": runs, **extra}
     figure = fig6_scan(samples, summary, control_cycle.deadline_ns(cfg) / 1000, machine.cpu_model())

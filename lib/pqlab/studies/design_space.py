@@ -16,8 +16,72 @@ from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "design_space"
+
+
+class DevicePq(MetricsNode):
+    ms: float
+
+
+class SmallestLargest(MetricsNode):
+    bytes: int
+    points: int
+    example: str
+
+
+class Fits(MetricsNode):
+    points: int
+    key_exchanges: list[str]
+    cached: list[str]
+    noc: list[str]
+
+
+class ParetoPoint(MetricsNode):
+    total_kB: float
+    device_ms: float
+    points: int
+
+
+class Dimensions(MetricsNode):
+    key_exchange: int
+    noc: int
+    icac: int
+    rcac: int
+    mode: int
+
+
+class DesignSpaceMetrics(StageMetrics):
+    points: int
+    distinct_points: int
+    device_pq: dict[str, DevicePq]
+    smallest_largest_message: dict[str, SmallestLargest]
+    fits: Fits
+    pareto: dict[str, dict[str, ParetoPoint]]
+    dimensions: Dimensions
+    pareto_members: dict[str, int]
+    pareto_outlined: int
+    fips_points_that_fit: int
+    new_signature_points: int
+    new_signature_dominated_fraction: float
+
+
+METRICS = DesignSpaceMetrics
+
+
+def space_facts(space: pd.DataFrame, pareto: pd.DataFrame) -> dict:
+    """The space's dimensions, the members of each Pareto front (and the distinct points outlined in Fig. 6), the
+    fully post-quantum FIPS points that fit, and how many MAYO / SNOVA / UOV points the whole space dominates."""
+    outlined = {(round(r.total), round(r.device_ms, 6)) for r in pareto[pareto["restriction"] != "all"].itertuples()}
+    new = space["family"] == ds.FAMILY_ADDITIONAL
+    on_front = pd.Series(ds.pareto_mask(space["total"].to_numpy(), space["device_ms"].to_numpy()), index=space.index)
+    return {"dimensions": {c: int(space[c].nunique()) for c in ("key_exchange", "noc", "icac", "rcac", "mode")},
+            "pareto_members": {str(k): int(v) for k, v in pareto.groupby("restriction", sort=False).size().items()},
+            "pareto_outlined": len(outlined),
+            "fips_points_that_fit": int(space[space["family"] == ds.FAMILY_FIPS]["fits"].sum()),
+            "new_signature_points": int(new.sum()),
+            "new_signature_dominated_fraction": float((~on_front[new]).mean()) if new.any() else 0.0}
 
 
 def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
@@ -33,7 +97,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     smallest = pd.concat([ds.smallest_largest_message(ds.restrict(space, fam)).assign(restriction=name)
                           for name, fam in design_tables.RESTRICTIONS.items()], ignore_index=True)
     fits = design_tables.fits_table(space)
-    headline = design_tables.metrics(space, device, pareto) | {"profile": settings.profile}
+    headline = validated(DesignSpaceMetrics, design_tables.metrics(space, device, pareto)
+                         | {"profile": settings.profile} | space_facts(space, pareto))
     figure = fig6_design_space(space, pareto)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), stable=True) | {
         "cycles_source": cycles.source_commit}

@@ -17,8 +17,67 @@ from pqlab.paths import ProjectPaths
 from pqlab.stats import compare
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "device_origin"
+
+
+class AuditLevels(MetricsNode):
+    """Cold-auditor µs per report at one checkpoint interval k, per audit level (Fig. 5)."""
+
+    log_only_us: float
+    log_checkpoint_us: float
+    log_inclusion_us: float
+    mac_recheck_us: float
+    chain_in_order_us: float
+    chain_independent_us: float
+    in_order_with_mac_us: float
+    independent_with_mac_us: float
+    origin_in_order_us: float
+    origin_independent_us: float
+    device_signature_us: float
+
+
+class ControllerTags(MetricsNode):
+    one_tag_us: float
+    two_tag_us: float
+    difference_us: float
+    cliffs_delta: float
+
+
+class Prover(MetricsNode):
+    second_tag_us: float
+    chain_us_per_report: float
+    extra_us_per_report: float
+
+
+class DisclosureDelay(MetricsNode):
+    max_records: float
+    mean_records: float
+    max_seconds: float
+
+
+class DeviceOriginMetrics(StageMetrics):
+    auditor: dict[str, AuditLevels]
+    in_order_with_mac_us: float
+    in_order_traversal_us: float
+    in_order_max_over_min: float
+    independent_traversal_us: dict[str, float]
+    independent_largest_over_smallest_k: float
+    k_range: list[int]
+    controller_tags: ControllerTags
+    prover: Prover
+    disclosure_delay: dict[str, DisclosureDelay]
+    report_rate_hz: float
+    controller_path: str
+    controller_path_reason: str
+    controller_path_requested: str
+    device_path: str
+    auditor_path: str
+    cpu_model: str | None
+
+
+METRICS = DeviceOriginMetrics
 
 
 def auditor_table(auditor: pd.DataFrame, delays: pd.DataFrame) -> pd.DataFrame:
@@ -105,7 +164,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
                   "controller_path_reason": resolved.reason, "device_path": resolved.path,
                   "auditor_path": "reference (pqlab.amort.auditor.ColdAuditor)", "profile": settings.profile}
     metadata = machine.run_metadata(params=settings.model_dump(mode="json")) | provenance
-    headline = metrics(table, comparison, provenance, cfg.report_rate_hz) | {"cpu_model": metadata["cpu_model"]}
+    headline = validated(DeviceOriginMetrics, metrics(table, comparison, provenance, cfg.report_rate_hz)
+                         | {"cpu_model": metadata["cpu_model"]})
     figure = fig5_auditor(auditor, metadata["cpu_model"])
     for frame in (auditor, tags, samples, builds):
         frame["controller_path"] = resolved.path

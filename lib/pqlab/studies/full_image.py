@@ -18,8 +18,66 @@ from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "full_image"
+
+
+class CacheState(MetricsNode):
+    """Table V for one cache state: median time, throughput, ratio to one signature, measurements per second."""
+
+    median_ms: float
+    throughput_mb_s: float
+    ratio_to_sign: float | None   # None when the cost study has not run
+    measurements_per_s: float
+    backend: str | None
+    reliable: bool
+    unreliable_because: list[str]
+
+
+class ImageFacts(MetricsNode):
+    files: int
+    octets: int
+    pages: int
+    digest: str
+    digest_stable: bool
+    copy_digest_equal: bool | None
+
+
+class Eviction(MetricsNode):
+    method: str
+    verified: bool
+    files_still_resident: int
+    resident_before_pages: int
+    resident_after_pages: int
+    resident_after_read_pages: int
+    cold_over_warm_median: float
+
+
+class SignatureReference(MetricsNode):
+    """The cost study's signature median the ratios divide by (None, with why, when that stage has not run)."""
+
+    file: str
+    key: str
+    median_us: float | None
+    backend: str | None
+    missing: str | None = None
+
+
+class FullImageMetrics(StageMetrics):
+    warm: CacheState
+    cold: CacheState
+    image: ImageFacts
+    eviction: Eviction
+    signature: SignatureReference
+    image_source: str
+    reliable: bool
+    cpu_model: str | None
+    loadavg_before: list[float]
+    loadavg_after: list[float]
+
+
+METRICS = FullImageMetrics
 
 
 def image_root(settings: StudyParams, paths: ProjectPaths) -> Path:
@@ -66,6 +124,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         "profile": settings.profile, "cpu_model": machine.cpu_model(),
         "image_source": "scratch tree" if cfg.scratch_tree else str(cfg.image_dir or "data/raw/image_tree"),
         "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in load_after]}
+    headline = validated(FullImageMetrics, headline)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json")) | {
         "study": "full_image", "image_root": str(root), "signature_reference": reference}
     figure = full_image_times(samples, reference["median_us"], machine.cpu_model())

@@ -21,8 +21,95 @@ from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "recovery"
+
+
+class ArmCell(MetricsNode):
+    """One Table IV cell (scenario × arm) over its trials."""
+
+    trials: int
+    killed_by_sigkill: int
+    new_epoch: int
+    new_epoch_fraction: float
+    ready_ms_median: float | None
+    spawn_to_ready_ms_median: float | None
+    reissued: int
+    reissued_per_trial_mean: float
+    stale_detected: int
+    stale_detected_fraction: float
+
+
+class Restart(MetricsNode):
+    interrupted_epochs: int
+    epochs_with_loss: int
+    err_evidence_incomplete: int
+    first_interrupted_lost: int | None
+    second_interrupted_lost: int | None
+    first_trial_lost: list[int]
+    lost_max: int | None
+    bounded_by_k: bool
+    clean_epochs: int
+    clean_lost: int
+    clean_errors: int
+    restart_rate_refused_trials: int
+
+
+class Rollback(MetricsNode):
+    trials_per_arm: int
+    naive_reissued: int
+    tpm_reissued: int
+    tpm_stale_detected: int
+
+
+class CrashCase(MetricsNode):
+    failed_secure: int
+    resumed: int
+    sequence_reuse: int
+
+
+class Crash(MetricsNode):
+    trials: int
+    cases: dict[str, CrashCase]
+    all_fail_secure_or_resume: bool
+    fail_secure_or_resume_fraction: float
+
+
+class Reservation(MetricsNode):
+    samples: int
+    total_ms_median: float
+    increment_ms_median: float
+    read_ms_median: float
+    write_ms_median: float
+
+
+class Sizing(MetricsNode):
+    nv_write_budget: int
+    report_rate_hz: float
+    service_years: float
+    days_per_year: float
+    min_window: int
+    nv_writes_at_min_window: int
+    nv_writes_at_window: int
+
+
+class RecoveryMetrics(StageMetrics):
+    table4: dict[str, dict[str, ArmCell]]
+    restart: Restart
+    rollback: Rollback
+    crash: Crash
+    reservation: dict[str, Reservation]
+    sizing: Sizing
+    k: int
+    window: int
+    tpm: dict[str, str | bool | None]
+    cpu_model: str | None
+    load_average_before: list[float]
+    load_average_after: list[float]
+
+
+METRICS = RecoveryMetrics
 SOFTWARE_TPM_NOTE = ("swtpm is a software TPM: its NV writes go to a file on this machine's disk, so its timings "
                      "differ from a discrete TPM's; the counts must not")
 
@@ -69,10 +156,11 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     table4 = summary.table4(data.arms)
     crash = summary.crash_table(data.crashes)
     restart = summary.restart_table(data.restart, rp.k)
-    headline = summary.metrics(data.arms, data.restart, data.crashes, data.reservations, k=rp.k, window=rp.window,
-                               sizing=rp.sizing.model_dump()) | {
+    headline = validated(RecoveryMetrics, summary.metrics(
+        data.arms, data.restart, data.crashes, data.reservations, k=rp.k, window=rp.window,
+        sizing=rp.sizing.model_dump()) | {
         "tpm": tpm, "profile": settings.profile, "cpu_model": metadata["cpu_model"],
-        "load_average_before": list(load_before), "load_average_after": list(load_after)}
+        "load_average_before": list(load_before), "load_average_after": list(load_after)})
     figure = fig_recovery(data.arms, data.restart, rp.k, "swtpm, software TPM" if tpm["software"] else rp.tpm)
     with OutputSet(paths, STAGE) as out:
         out.parquet(paths.raw / "recovery_trials.parquet", data.arms, metadata)

@@ -1,28 +1,44 @@
-"""Stage ``report``: ``paper_figs/REPORT.md`` from the stages' metrics and ``params/paper_reference.yaml``."""
+"""Stage ``report``: ``paper_figs/REPORT.md`` and ``paper_figs/report_rows.csv`` from the stages' typed metrics and
+``params/paper_reference.yaml``."""
 
 from __future__ import annotations
 
 from pqlab import machine, report
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.report.schema import ModelLookup
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
+from pqlab.typed_metrics import stage_model
 
 STAGE = "report"
 
 
-def run(settings: StudyParams | None, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
-    """Write REPORT.md (byte-stable for the same metrics and outputs) and, beside the data, when and how it was
-    built (the only place with a timestamp and the builder's machine)."""
+def _counts(table, column: str = "verdict") -> dict[str, int]:
+    return {str(k): int(v) for k, v in sorted(table[column].value_counts().items())}
+
+
+def run(settings: StudyParams | None, paths: ProjectPaths, *, progress: bool = True,
+        models: ModelLookup = stage_model) -> StudyResult:
+    """Write REPORT.md and report_rows.csv (byte-stable for the same metrics and outputs) and, beside the data, when
+    and how they were built (the only place with a timestamp and the builder's machine). ``models``: stage -> its
+    typed metrics model (each study's METRICS)."""
     paths.check_writable(paths.report.parent, paths.derived)
-    reference = report.load_reference(paths.paper_reference)
-    text, table, coverage = report.build(reference, paths.root)
-    verdicts = {str(k): int(v) for k, v in sorted(table["verdict"].value_counts().items())}
-    coverage_status = {str(k): int(v) for k, v in sorted(coverage["status"].value_counts().items())}
+    reference = report.load_reference(paths.paper_reference, models)
+    text, table, coverage, consistency = report.build(reference, paths.root, models)
+    main = table[table["table"] == "main"]
+    summary = {
+        "rows": len(table), "main_rows": len(main),
+        "main_rows_by_paper": _counts(main, "paper_id"),
+        "verdicts": _counts(main),
+        "kind_verdicts": {kind: _counts(main[main["kind"] == kind]) for kind in sorted(set(main["kind"]))},
+        "sensitivity": _counts(table[table["table"] == "sensitivity"]),
+        "consistency": _counts(consistency) if len(consistency) else {},
+        "coverage": _counts(coverage.assign(state=coverage["status"].str.split(":").str[0]), "state"),
+    }
     with OutputSet(paths, STAGE) as out:
         out.text(paths.report, text)
-        out.json(paths.derived / "report_run.json", machine.run_metadata(params=None)
-                 | {"rows": len(table), "verdicts": verdicts, "coverage": coverage_status})
-    return StudyResult(STAGE, tables={"REPORT": table, "coverage": coverage},
-                       metrics={"rows": len(table), "verdicts": verdicts, "coverage": coverage_status},
-                       files=out.written, data={"markdown": text})
+        out.text(paths.report.parent / "report_rows.csv", report.rows_csv(table).to_csv(index=False))
+        out.json(paths.derived / "report_run.json", machine.run_metadata(params=None) | summary)
+    return StudyResult(STAGE, tables={"REPORT": table, "coverage": coverage, "consistency": consistency},
+                       metrics=summary, files=out.written, data={"markdown": text})

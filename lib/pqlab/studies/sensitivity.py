@@ -15,8 +15,97 @@ from pqlab.studies.result import StudyResult
 from pqlab.thread import analysis, sweeps
 from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.grid import clean_parts, run_grid
+from pqlab.thread.sweep_intervals import sweep_intervals
+from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "sensitivity"
+
+
+class Cell(MetricsNode):
+    """One Fig. 4 cell: the ratio of median times to block transfer with its bootstrap interval, the worse
+    transport's failure rate and success-rate interval, whether the figure marks it, mean spurious resends."""
+
+    ratio: float | None
+    ratio_lo: float | None
+    ratio_hi: float | None
+    failure_rate: float
+    success_lo: float
+    success_hi: float
+    marked: bool
+    spurious: float
+    runs: int
+    occupancy_pct: float | None = None
+    burst_ms: float | None = None
+    controller_interval_ms: int | None = None
+    device_boost_ms: int | None = None
+    hops: int | None = None
+
+
+class Span(MetricsNode):
+    """The smallest and largest value over a group of cells, each with the interval its cells allow."""
+
+    cells: int
+    min: float | None = None
+    min_lo: float | None = None
+    min_hi: float | None = None
+    max: float | None = None
+    max_lo: float | None = None
+    max_hi: float | None = None
+    cells_total: int | None = None
+    settings: int | None = None
+
+
+class IPv6Block(MetricsNode):
+    min: float | None
+    max: float | None
+    cells: int
+    cells_with_ratio: int
+    cells_marked: int
+    max_failure_rate_long_bursts: float | None
+    max_failure_rate: float | None
+
+
+class PullBlock(MetricsNode):
+    max_short_bursts: float | None
+    min_long_busy: float | None
+    max_long_busy: float | None
+    cells_marked: int
+
+
+class Timers(MetricsNode):
+    min_far: float | None
+    max_far: float | None
+    far_hops: list[int]
+    settings: int
+    ratio: dict[str, dict[str, float | None]]
+
+
+class SegmentSpan(MetricsNode):
+    slower_min_pct: float | None
+    slower_max_pct: float | None
+
+
+class SensitivityMetrics(StageMetrics):
+    """``sensitivity_metrics.json``: §VII's numbers as its sentences group the cells, every Fig. 4 cell with its
+    intervals, and the ranges with the cells they span."""
+
+    runs_per_cell: int
+    ipv6_block: IPv6Block
+    pull_block: PullBlock
+    timers: Timers
+    segments: dict[str, SegmentSpan]
+    fig4a: dict[str, Cell]
+    fig4b: dict[str, Cell]
+    fig4c: dict[str, Cell]
+    fig4a_range: Span
+    fig4a_long_burst_failure: Span
+    fig4b_short_range: Span
+    fig4b_long_busy_range: Span
+    fig4c_far_range: Span
+    segments_range: dict[str, Span]
+
+
+METRICS = SensitivityMetrics
 
 
 def parts_folder(paths: ProjectPaths) -> Path:
@@ -41,7 +130,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
     pull = sweeps.interference_table(stats, "pull", threshold)
     timers = sweeps.timer_table(stats, threshold)
     segments = sweeps.segment_table(stats, sens.segments.reference_payload, threshold)
-    metrics = {"profile": settings.profile, **sweeps.metrics(sens, thread.ratio_hops, ipv6, pull, timers, segments)}
+    metrics = {"profile": settings.profile, **sweeps.metrics(sens, thread.ratio_hops, ipv6, pull, timers, segments),
+               **sweep_intervals(table, stats, sens, thread.ratio_hops, thread.bootstrap_resamples, settings.seed)}
     config = thread.figure_configs[sens.role]
     fig4 = fig4_sensitivity(ipv6, pull, timers, config=config, hops=sens.interference.hops,
                             scenario=sens.timers.scenario, runs=sens.runs, threshold=threshold)
@@ -63,7 +153,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
         out.text(paths.plots / "fig4ab_heatmaps.csv", heat.to_csv(index=False))       # dvc plots
         out.text(paths.plots / "fig4c_timers.csv", timer_lines.to_csv(index=False))
         out.text(paths.plots / "fig5_segment_size.csv", segment_lines.to_csv(index=False))
-        out.metrics(paths.derived / "sensitivity_metrics.json", analysis.jsonable(metrics),
+        out.metrics(paths.derived / "sensitivity_metrics.json",
+                    validated(SensitivityMetrics, analysis.jsonable(metrics)),
                     label="IPv6/block max, 25 cells", key="ipv6_block.max", unit="x")
     clean_parts(parts_folder(paths))
     plt.close(fig4)

@@ -55,6 +55,8 @@ def variant_params(params: ThreadParams, variant: str) -> ThreadParams:
 
 def _value(summary: pd.DataFrame, column: str, config: str, hops: int, loss: str, transport: str,
            sleepy: bool = False) -> float | None:
+    if column not in summary:  # a summary without bootstrap intervals (counts_and_medians) has no median_lo_s
+        return None
     row = summary[(summary["config"] == config) & (summary["hops"] == hops) & (summary["loss"] == loss)
                   & (summary["transport"] == transport) & (summary["sleepy"] == sleepy)]
     if len(row) != 1 or pd.isna(row[column].iloc[0]):
@@ -78,6 +80,9 @@ def _time_with_failures(summary: pd.DataFrame, stem: str, config: str, hops: int
     transport = next((t for t in transports if _value(summary, "failure_rate", config, hops, loss, t) is not None),
                      transports[0])
     return {f"{stem}_s": _value(summary, "median_s", config, hops, loss, transport),
+            f"{stem}_lo_s": _value(summary, "median_lo_s", config, hops, loss, transport),
+            f"{stem}_hi_s": _value(summary, "median_hi_s", config, hops, loss, transport),
+            f"{stem}_runs": _value(summary, "runs", config, hops, loss, transport),
             f"{stem}_failure_rate": _value(summary, "failure_rate", config, hops, loss, transport),
             f"{stem}_failed_in": _failed_in(summary, config, hops, loss, (transport,))}
 
@@ -122,6 +127,10 @@ def headline(summary: pd.DataFrame, params: ThreadParams) -> dict:
     key_exchange = out["table1_times"].get(roles.get("key_exchange", ""), {}).get("1hop_none_s")
     out["key_exchange_cost_1hop_none_ms"] = ((key_exchange - classical) * 1000.0
                                              if classical is not None and key_exchange is not None else None)
+    ends = [out["table1_times"].get(roles.get(role, ""), {}).get(f"1hop_none_{end}_s")
+            for role, end in (("key_exchange", "lo"), ("classical", "hi"), ("key_exchange", "hi"), ("classical", "lo"))]
+    out["key_exchange_cost_1hop_none_lo_ms"] = (ends[0] - ends[1]) * 1000.0 if None not in ends[:2] else None
+    out["key_exchange_cost_1hop_none_hi_ms"] = (ends[2] - ends[3]) * 1000.0 if None not in ends[2:] else None
     out.update(drop_in_ratios(summary, d3, params.ratio_hops))
     for hops in (2, 4):
         out[f"drop_in_spurious_{hops}hop_none"] = _value(summary, "mean_spurious", d3, hops, quiet, "ipv6")

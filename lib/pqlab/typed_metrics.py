@@ -1,0 +1,131 @@
+"""The base of every stage's typed metrics model: strict, closed, and written and read through the same class.
+
+Each study module defines one model (``<Stage>Metrics``) and exposes it as ``METRICS``. The study validates what it
+computed through it before writing ``<stage>_metrics.json`` (a misspelt or unknown key fails the run), and the
+report validates the file through it before reading a row's value (a missing or renamed key stops the report with
+one line naming the row and the key). Names a JSON key cannot carry as a Python identifier (``1hop_none_s``) are
+field aliases; mappings keyed by data (operations, configurations, scenarios) are ``dict[str, ...]`` fields.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+import typing
+from typing import Any, Union
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from pqlab.errors import MetricsMismatchError
+
+
+class MetricsNode(BaseModel):
+    """A part of a metrics file: strict types (an int is not a bool, a string is not a number), no unknown keys."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True)
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON-ready mapping (JSON key names, not Python field names)."""
+        return self.model_dump(by_alias=True)
+
+
+class StageMetrics(MetricsNode):
+    """One stage's whole metrics file: every stage records the profile it ran."""
+
+    profile: str
+
+
+def validated(model: type[StageMetrics], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` checked against ``model`` and dumped back: what a study writes as its metrics file. A study whose
+    numbers do not fit its own model is a MetricsMismatchError naming the first key (one line, not a traceback)."""
+    try:
+        return model.model_validate(data).dump()
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = errors[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise MetricsMismatchError(f"`{where}`: {first['msg'].lower()}{more}: the study's metrics do not fit "
+                                   f"{model.__name__}; declare the key there", field=model.__name__) from None
+
+
+def stage_model(stage: str) -> type[StageMetrics] | None:
+    """The typed metrics model of ``pqlab.studies.<stage>`` (its ``METRICS``), None when the module has none."""
+    try:
+        module = importlib.import_module(f"pqlab.studies.{stage}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"pqlab.studies.{stage}":
+            return None
+        raise
+    model = getattr(module, "METRICS", None)
+    return model if isinstance(model, type) and issubclass(model, StageMetrics) else None
+
+
+# --- walking a model's declared keys ------------------------------------------------------------------------------
+
+def _arms(annotation: Any) -> list[Any]:
+    """The members of a union (``X | None``), or the annotation itself."""
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        return [a for a in typing.get_args(annotation) if a is not type(None)]
+    return [annotation]
+
+
+def _children(annotation: Any, part: str) -> list[Any]:
+    """What ``part`` leads to under ``annotation``: a field of a model, any entry of a mapping."""
+    found = []
+    for arm in _arms(annotation):
+        if isinstance(arm, type) and issubclass(arm, BaseModel):
+            for name, field in arm.model_fields.items():
+                if part in (field.alias or name, name):
+                    found.append(field.annotation)
+        elif typing.get_origin(arm) is dict:
+            found.append(typing.get_args(arm)[1])
+    return found
+
+
+def _keys(annotation: Any) -> list[str]:
+    """The keys declared under ``annotation`` (fields of a model; ``*`` for a mapping keyed by data)."""
+    names: list[str] = []
+    for arm in _arms(annotation):
+        if isinstance(arm, type) and issubclass(arm, BaseModel):
+            names += [field.alias or name for name, field in arm.model_fields.items()]
+        elif typing.get_origin(arm) is dict:
+            names.append("<any name>")
+    return names
+
+
+def declared(model: type[BaseModel], dotted: str) -> str | None:
+    """None when ``dotted`` names a key that ``model`` declares (a ``*`` part matches any entry of a mapping),
+    else why not: the first part that is not declared and what is declared at that level."""
+    current: list[Any] = [model]
+    walked: list[str] = []
+    for part in dotted.split("."):
+        following = [child for node in current for child in
+                     (_children(node, part) if part != "*" else
+                      [typing.get_args(a)[1] for a in _arms(node) if typing.get_origin(a) is dict]
+                      + [f.annotation for a in _arms(node) if isinstance(a, type) and issubclass(a, BaseModel)
+                         for f in a.model_fields.values()])]
+        if not following:
+            where = f"under `{'.'.join(walked)}`" if walked else "at the top level"
+            keys = sorted({k for node in current for k in _keys(node)})
+            shown = ", ".join(keys[:25]) + (", …" if len(keys) > 25 else "")
+            return f"`{part}` is not a key {where} of {model.__name__} (declared: {shown or 'nothing: a value'})"
+        current = following
+        walked.append(part)
+    return None
+
+
+def dynamic_parts(model: type[BaseModel], dotted: str) -> list[int]:
+    """The positions in ``dotted`` that index a mapping keyed by data (an operation, a scenario) rather than a
+    declared field."""
+    current: list[Any] = [model]
+    positions = []
+    for i, part in enumerate(dotted.split(".")):
+        is_field = any(isinstance(a, type) and issubclass(a, BaseModel)
+                       and any(part in (f.alias or n, n) for n, f in a.model_fields.items())
+                       for node in current for a in _arms(node))
+        if not is_field:
+            positions.append(i)
+        current = [c for node in current for c in _children(node, part)]
+    return positions
