@@ -20,6 +20,9 @@ The error convention of pqlab:
   Thread simulator's C core (``lib/pqlab/thread/sim_core.h``, with a strerror-like table mapped by the binding).
 * **Control-cycle harness failures are CycleError**; when its C loop refuses an argument or fails, the code is the
   name of the ``pq_cycle_status`` value (``lib/pqlab/bench/cycle/cycle_core.h``) and the field names the argument.
+* **Symmetric-timing loop failures are SymmetricTimingError**; when its C loop refuses an argument or fails, the code
+  is the name of the ``sym_status`` value (``lib/pqlab/bench/symmetric/sym_timing.h``) and the field names the
+  argument.
 * Control flow never depends on catching KeyError.
 """
 
@@ -112,6 +115,18 @@ class CycleError(PqlabError):
     out of range): ``code`` is the C loop's pq_cycle_status name when the loop said so, else CYCLE_UNAVAILABLE."""
 
     code = "CYCLE_UNAVAILABLE"
+
+    def __init__(self, message: str, *, field: str | None = None, code: str | None = None) -> None:
+        if code:
+            self.code = code
+        super().__init__(message, field=field)
+
+
+class SymmetricTimingError(PqlabError):
+    """Table I's symmetric C timing loops are unavailable, or refused an argument or failed: ``code`` is the loop's
+    sym_status name (sym_timing.h) when the loop said so, else SYMMETRIC_UNAVAILABLE."""
+
+    code = "SYMMETRIC_UNAVAILABLE"
 
     def __init__(self, message: str, *, field: str | None = None, code: str | None = None) -> None:
         if code:

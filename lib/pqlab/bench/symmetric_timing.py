@@ -17,7 +17,7 @@ from types import ModuleType
 
 import numpy as np
 
-from pqlab.errors import PqlabError
+from pqlab.errors import SymmetricTimingError
 
 EMPTY = "empty"
 HMAC = "hmac_sha256"                  # key applied on every call: the whole HMAC computation
@@ -35,7 +35,7 @@ _cache: dict[str, ModuleType | str] = {}
 
 
 def load() -> ModuleType:
-    """The extension; PqlabError naming why when it is not built."""
+    """The extension; SymmetricTimingError naming why when it is not built."""
     if "module" not in _cache:
         try:
             from pqlab.bench import _symmetric
@@ -44,7 +44,8 @@ def load() -> ModuleType:
             _cache["module"] = f"{type(exc).__name__}: {exc}"
     found = _cache["module"]
     if isinstance(found, str):
-        raise PqlabError(f"the C timing loops are not available ({found}); run `make setup` (needs libssl-dev)",
+        raise SymmetricTimingError(f"the C timing loops are not available ({found}); "
+                                   "run `make setup` (needs libssl-dev)",
                          field="pqlab.bench._symmetric")
     return found
 
@@ -53,7 +54,7 @@ def status() -> tuple[bool, str]:
     """(available, what): the libcrypto the loops run against, or why they are unavailable."""
     try:
         module = load()
-    except PqlabError as exc:
+    except SymmetricTimingError as exc:
         return False, str(exc)
     if tuple(module.op_names()) != OPERATIONS:
         return False, f"pqlab.bench._symmetric has operations {module.op_names()}, expected {OPERATIONS}"
@@ -78,7 +79,8 @@ def python_twin(op: str, inputs: Inputs) -> bytes:
         return hashlib.sha256(b"\x01" + inputs.sibling + leaf).digest()
     if op == EMPTY:
         return bytes(32)
-    raise PqlabError(f"unknown operation {op!r}; known: {', '.join(OPERATIONS)}", field="op")
+    raise SymmetricTimingError(f"unknown operation {op!r}; known: {', '.join(OPERATIONS)}", field="op",
+                               code="SYM_E_ARGUMENT")
 
 
 def compute(op: str, inputs: Inputs) -> bytes:
@@ -88,7 +90,8 @@ def compute(op: str, inputs: Inputs) -> bytes:
 
 def _number(op: str) -> int:
     if op not in OPERATIONS:
-        raise PqlabError(f"unknown operation {op!r}; known: {', '.join(OPERATIONS)}", field="op")
+        raise SymmetricTimingError(f"unknown operation {op!r}; known: {', '.join(OPERATIONS)}", field="op",
+                               code="SYM_E_ARGUMENT")
     return OPERATIONS.index(op)
 
 

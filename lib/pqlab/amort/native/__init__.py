@@ -7,11 +7,10 @@ AddressSanitizer + UBSan build); otherwise the one ``pip install -e .`` built be
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import os
 from types import ModuleType
 
 from pqlab.amort.errors import FastpathError
+from pqlab.native_override import load_override
 
 ENV = "PQLAB_AMORT_NATIVE_LIB"
 MODULE = "pqlab.amort.native._amort_native"
@@ -19,15 +18,7 @@ _cache: dict[str, ModuleType | str] = {}
 
 
 def _import() -> ModuleType:
-    override = os.environ.get(ENV)
-    if not override:
-        return importlib.import_module(MODULE)
-    spec = importlib.util.spec_from_file_location(MODULE, override)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"{ENV}={override} is not a loadable extension")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_override(MODULE, ENV) or importlib.import_module(MODULE)
 
 
 def load() -> ModuleType:
