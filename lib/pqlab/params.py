@@ -210,7 +210,6 @@ class ThreadParams(_Strict):
     # 802.15.4 PHY/MAC (IEEE 802.15.4 O-QPSK; OpenThread config/mac.h)
     byte_time_us: int = Field(default=32, ge=1, le=1000)
     phy_header_bytes: int = Field(default=6, ge=0, le=64)
-    max_psdu_bytes: int = Field(default=127, ge=32, le=2047)
     ack_psdu_bytes: int = Field(default=5, ge=3, le=64)
     poll_psdu_bytes: int = Field(default=22, ge=3, le=127)
     turnaround_us: int = Field(default=192, ge=0, le=100_000)
@@ -575,7 +574,6 @@ class DeviceOriginParams(_Strict):
 
     k_values: tuple[int, ...] = Field(default=_powers_of_two(6, 12), min_length=1)  # checkpoint interval k
     checkpoint_signer: Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"] = "ML-DSA-65"
-    device_signer: Literal["ML-DSA-65"] = "ML-DSA-65"  # mechanism (c): the device's sub-checkpoint key
     tag_len: Literal[8, 12, 16] = 16
     trials: int = Field(default=5, ge=1, le=100)     # fresh keys, controller, device and auditor per trial
     reps: int = Field(default=3, ge=1, le=1000)      # timed samples per trial and k
