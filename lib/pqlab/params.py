@@ -76,7 +76,6 @@ class CostsParams(_Strict):
     kem: str = "ML-KEM-768"
     signers: tuple[str, ...] = Field(default=("ML-DSA-65", "SLH-DSA-SHA2-128f"), min_length=1)
     comparison_signer: str = "ML-DSA-65"
-    record_octets: int = Field(default=83, ge=1, le=65536)
     sign_message_octets: int = Field(default=4096, ge=1, le=1 << 20)
     fsync_block_octets: int = Field(default=4096, ge=1, le=1 << 24)
     trials: int = Field(ge=1, le=1000)
@@ -103,6 +102,11 @@ class InputsParams(_Strict):
     cycles_file: str = "pqm4_cycles.yaml"  # in params/: fastest pqm4 Cortex-M4 cycle counts (source recorded)
 
 
+# Matter's kMaxAppMessageLen: 1280 - 48 - 38 - 16 (MessageHeader.h, SystemConfig.h); the one definition, which the
+# CASE size model (pqlab.case.configurations) and the what-if figures import.
+MAX_APP_MESSAGE_OCTETS = 1178
+
+
 class FramingParams(_Strict):
     """Matter / 6LoWPAN / 802.15.4 constants shared by the CASE size model and the Thread simulator.
 
@@ -110,7 +114,7 @@ class FramingParams(_Strict):
     mesh-local addressing compresses to 25 B and rounds non-final fragments (see ``pqlab.framing``).
     """
 
-    max_app_payload: int = Field(default=1178, ge=64, le=65535)   # kMaxAppMessageLen = 1280 - 48 - 38 - 16
+    max_app_payload: int = Field(default=MAX_APP_MESSAGE_OCTETS, ge=64, le=65535)
     matter_header_bytes: int = Field(default=26, ge=0, le=256)    # message header with node id 16 + payload hdr 10
     max_psdu_bytes: int = Field(default=127, ge=32, le=2047)
     mac_overhead_bytes: int = Field(default=21, ge=0, le=64)      # MAC header + aux security + MIC-32 + FCS

@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 from pqlab import crypto
 from pqlab.amort import native
 from pqlab.amort.merkle import leaf_hash, node_hash
+from pqlab.amort.messages import RECORD_OCTETS
 from pqlab.bench import symmetric_timing as symmetric
 from pqlab.bench.harness import empty_call_overhead_ns, time_calls
 from pqlab.params import CostsParams, StudyParams
@@ -66,16 +67,16 @@ def _nothing() -> None:
 
 def _hmac_op(cfg: CostsParams) -> Operation:
     def prepare(rng: np.random.Generator, _: Path) -> Prepared:
-        key, record = rng.bytes(32), rng.bytes(cfg.record_octets)
+        key, record = rng.bytes(32), rng.bytes(RECORD_OCTETS)
         return (lambda: hmac.digest(key, record, "sha256")), _nothing
 
-    return Operation("hmac_sha256", f"HMAC-SHA-256, {cfg.record_octets}-octet record (Python hmac.digest)",
+    return Operation("hmac_sha256", f"HMAC-SHA-256, {RECORD_OCTETS}-octet record (Python hmac.digest)",
                      PER_REPORT, "HMAC-SHA-256", PYTHON_BACKEND, False, prepare)
 
 
 def _merkle_op(cfg: CostsParams) -> Operation:
     def prepare(rng: np.random.Generator, _: Path) -> Prepared:
-        record, sibling = rng.bytes(cfg.record_octets), rng.bytes(32)
+        record, sibling = rng.bytes(RECORD_OCTETS), rng.bytes(32)
         return (lambda: node_hash(sibling, leaf_hash(record))), _nothing
 
     return Operation("merkle_leaf_interior", "Merkle leaf and interior hash (Python hashlib)", PER_REPORT,
@@ -182,11 +183,11 @@ def native_samples(cfg: CostsParams, module: Any, trial: int) -> list[pd.DataFra
 def c_loop_samples(cfg: CostsParams, rng: np.random.Generator, trial: int) -> list[pd.DataFrame]:
     """One trial of Table I's symmetric operations timed in the C loop: ``reps`` samples per operation, each the
     mean of ``c_loop_batch`` calls; ``overhead_ns`` is the loop's own cost per call measured in the same rounds."""
-    inputs = symmetric.Inputs(rng.bytes(32), rng.bytes(cfg.record_octets), rng.bytes(32))
+    inputs = symmetric.Inputs(rng.bytes(32), rng.bytes(RECORD_OCTETS), rng.bytes(32))
     gross = symmetric.measure(tuple(C_LOOP_OPERATIONS), inputs, cfg.c_loop_batch, cfg.reps)
     loop = float(np.median(gross[symmetric.EMPTY]))
     return [pd.DataFrame({
-        "op_id": op_id, "operation": label.format(record=cfg.record_octets), "frequency": PER_REPORT,
+        "op_id": op_id, "operation": label.format(record=RECORD_OCTETS), "frequency": PER_REPORT,
         "algorithm": algorithm, "backend": C_LOOP_BACKEND, "in_table1": in_table1, "trial": trial,
         "rep": np.arange(cfg.reps), "ns": gross[op_id], "overhead_ns": loop,
     }) for op_id, (label, algorithm, in_table1) in C_LOOP_OPERATIONS.items()]

@@ -10,7 +10,7 @@ from pqlab.amort import kdf, merkle
 from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, case
 from pqlab.amort.attacks.tamper import forge, set_record, two_devices
 from pqlab.amort.controller import Pending, spans_of
-from pqlab.amort.messages import Disclosure, InclusionProof, Record
+from pqlab.amort.messages import RECORD_LAYOUT, RECORD_OCTETS, Disclosure, InclusionProof, Record
 
 
 # ---------------------------------------------------------------- Table VI: cryptographic (C)
@@ -279,7 +279,7 @@ def a23(ctx: Context) -> Outcome:
 @case("A24", "D", "Record truncated", "TRUNCATED")
 def a24(ctx: Context) -> Outcome:
     lab, a, _ = two_devices(ctx)
-    data = lab.report(a)[:random.Random(ctx.seed).randrange(1, 83)]
+    data = lab.report(a)[:random.Random(ctx.seed).randrange(1, RECORD_OCTETS)]
     return attempt(lambda: lab.controller.ingest(data))
 
 
@@ -302,7 +302,7 @@ def a26(ctx: Context) -> Outcome:
 def a27(ctx: Context) -> Outcome:
     lab, a, _ = two_devices(ctx)
     data = bytearray(lab.report(a))
-    data[12] = 2  # the version octet (docs/protocol.md, record offset 12)
+    data[RECORD_LAYOUT["version"][1]] = 2  # the version octet
     return attempt(lambda: lab.controller.ingest(bytes(data)))
 
 
