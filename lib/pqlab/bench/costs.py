@@ -199,6 +199,22 @@ def _native_note(cfg: CostsParams, measured: bool, status: str) -> str:
     return "not measured: costs.native_batches is 0" if cfg.native_batches == 0 else f"not measured: {status}"
 
 
+def operation_samples(op: Operation, cfg: CostsParams, rng: np.random.Generator, folder: Path, *, trial: int,
+                      overhead: float, in_table1: bool) -> pd.DataFrame:
+    """One trial of one operation: ``reps`` (``reps_slow`` for a slow one) timed calls after ``warmup``, a row each."""
+    reps = cfg.reps_slow if op.slow else cfg.reps
+    call, cleanup = op.prepare(rng, folder)
+    try:
+        samples = time_calls(call, reps, warmup=cfg.warmup)
+    finally:
+        cleanup()
+    return pd.DataFrame({
+        "op_id": op.op_id, "operation": op.label, "frequency": op.frequency, "algorithm": op.algorithm,
+        "backend": op.backend, "in_table1": in_table1, "trial": trial, "rep": np.arange(reps), "ns": samples,
+        "overhead_ns": overhead,
+    })
+
+
 def measure(settings: StudyParams, data_dir: Path, progress: bool = True) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run every trial (fresh keys per trial, operations interleaved within a trial) and return raw samples.
 
@@ -227,18 +243,8 @@ def measure(settings: StudyParams, data_dir: Path, progress: bool = True) -> tup
             steps.update()
         for op in operations:
             steps.set_postfix_str(f"trial {trial + 1}: {op.label} [{op.backend}]")
-            reps = cfg.reps_slow if op.slow else cfg.reps
-            call, cleanup = op.prepare(rng, data_dir)
-            try:
-                samples = time_calls(call, reps, warmup=cfg.warmup)
-            finally:
-                cleanup()
-            frames.append(pd.DataFrame({
-                "op_id": op.op_id, "operation": op.label, "frequency": op.frequency,
-                "algorithm": op.algorithm, "backend": op.backend,
-                "in_table1": op.op_id + "@" + op.backend in in_table1,
-                "trial": trial, "rep": np.arange(reps), "ns": samples, "overhead_ns": overhead,
-            }))
+            frames.append(operation_samples(op, cfg, rng, data_dir, trial=trial, overhead=overhead,
+                                            in_table1=op.op_id + "@" + op.backend in in_table1))
             steps.update()
         if module is not None:
             steps.set_postfix_str(f"trial {trial + 1}: native fast-path primitives [C loop]")

@@ -18,6 +18,7 @@ from types import ModuleType
 import numpy as np
 
 from pqlab.errors import SymmetricTimingError
+from pqlab.native_override import load_extension
 
 EMPTY = "empty"
 HMAC = "hmac_sha256"                  # key applied on every call: the whole HMAC computation
@@ -31,22 +32,14 @@ LABELS = {
     HMAC_ONESHOT: "HMAC-SHA-256 (EVP_Q_mac one-shot call)",
     LEAF_INTERIOR: "Merkle leaf and interior hash",
 }
-_cache: dict[str, ModuleType | str] = {}
 
 
 def load() -> ModuleType:
     """The extension; SymmetricTimingError naming why when it is not built."""
-    if "module" not in _cache:
-        try:
-            from pqlab.bench import _symmetric
-            _cache["module"] = _symmetric
-        except ImportError as exc:
-            _cache["module"] = f"{type(exc).__name__}: {exc}"
-    found = _cache["module"]
+    found = load_extension("pqlab.bench._symmetric")  # a sanitized build: PQLAB_SYMMETRIC_LIB (pqlab.bench)
     if isinstance(found, str):
         raise SymmetricTimingError(f"the C timing loops are not available ({found}); "
-                                   "run `make setup` (needs libssl-dev)",
-                         field="pqlab.bench._symmetric")
+                                   "run `make setup` (needs libssl-dev)", field="pqlab.bench._symmetric")
     return found
 
 
