@@ -6,7 +6,7 @@ import copy
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -776,6 +776,19 @@ def _has_path(mapping: Any, path: tuple[Any, ...]) -> bool:
             return False
         mapping = mapping[part]
     return True
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def read_table(model: type[_Model], path: str | Path, what: str) -> _Model:
+    """A YAML input table (cycle counts, implementations) validated as ``model``: its first problem is one ParamsError
+    naming the file and the entry."""
+    try:
+        return model.model_validate(read_yaml(path, what))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ParamsError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", field=str(path)) from None
 
 
 def read_yaml(path: str | Path, what: str = "parameters file", *, max_bytes: int = bounded.MAX_DOCUMENT_BYTES) -> Any:

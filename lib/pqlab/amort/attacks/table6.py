@@ -10,6 +10,7 @@ from pqlab.amort import kdf, merkle
 from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, case
 from pqlab.amort.attacks.tamper import forge, set_record, two_devices
 from pqlab.amort.controller import Pending, spans_of
+from pqlab.amort.lab import Lab
 from pqlab.amort.messages import RECORD_LAYOUT, RECORD_OCTETS, Disclosure, InclusionProof, Record
 
 
@@ -57,15 +58,20 @@ def a05(ctx: Context) -> Outcome:
     return attempt(lambda: auditor.ingest_checkpoint(tampered))
 
 
+def _verify_origin(lab: Lab, dev_id: bytes, j: int, disc: bytes) -> Outcome:
+    """What an auditor says of the disclosure ``disc`` for report ``j`` of the device's epoch 1, with its proof."""
+    leaf, proof = lab.controller.inclusion(dev_id, 1, j)
+    auditor = lab.auditor()
+    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+
+
 @case("A06", "C", "Disclosed key not on the committed chain", "CHAIN_FAIL")
 def a06(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx)
     lab.stream([a, b], 4)
     a.receive_checkpoint(lab.controller.checkpoint())
     disc = Disclosure.decode(a.disclose(2)).replace(key=random.Random(ctx.seed).randbytes(32)).encode()
-    leaf, proof = lab.controller.inclusion(a.dev_id, 1, 2)
-    auditor = lab.auditor()
-    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+    return _verify_origin(lab, a.dev_id, 2, disc)
 
 
 @case("A07", "C", "Forged Merkle inclusion proof", "PROOF_FAIL")
@@ -101,9 +107,7 @@ def a22(ctx: Context) -> Outcome:
         lab.controller.ingest(forged if data == reports[4] else data)
     lab.controller.checkpoint()
     disc = Disclosure(a.dev_id, 1, 3, guess).encode()
-    leaf, proof = lab.controller.inclusion(a.dev_id, 1, 3)
-    auditor = lab.auditor()
-    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+    return _verify_origin(lab, a.dev_id, 3, disc)
 
 
 # ---------------------------------------------------------------- Table VI: protocol-semantic (S)
@@ -259,9 +263,7 @@ def a21(ctx: Context) -> Outcome:
     ckpt = lab.controller.commit([Pending(p.dev_id, p.epoch, p.seq, forged) if p is victim else p for p in batch])
     a.receive_checkpoint(ckpt, check_subtree=False)  # mechanism (b) device: releases K_j once j is committed
     disc = a.disclose(2)
-    leaf, proof = lab.controller.inclusion(a.dev_id, 1, 2)
-    auditor = lab.auditor()
-    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+    return _verify_origin(lab, a.dev_id, 2, disc)
 
 
 @case("A23", "S", "Device replays sequence after restart", "MAC_FAIL")
