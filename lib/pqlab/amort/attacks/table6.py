@@ -239,15 +239,20 @@ def a19(ctx: Context) -> Outcome:
     return attempt(lambda: lab.feed(auditor, commits[2]))
 
 
+def _forged_batch(lab: Lab, dev_id: bytes, seq: int, state: bytes) -> list[Pending]:
+    """The controller's pending batch, taken from it, with the device's report ``seq`` replaced by a record the
+    controller forges over the digest of ``state``."""
+    batch, lab.controller.batch = lab.controller.batch, []
+    victim = next(p for p in batch if p.dev_id == dev_id and p.seq == seq)
+    forged = forge(lab.controller, dev_id, victim.leaf, digest=hashlib.sha256(state).digest())
+    return [Pending(p.dev_id, p.epoch, p.seq, forged) if p is victim else p for p in batch]
+
+
 @case("A20", "S", "Controller omits and substitutes a record", "PROOF_FAIL")
 def a20(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx, k=1_000)
     lab.stream([a, b], 5)
-    batch, lab.controller.batch = lab.controller.batch, []
-    victim = next(p for p in batch if p.dev_id == a.dev_id and p.seq == 3)
-    forged = forge(lab.controller, a.dev_id, victim.leaf, digest=hashlib.sha256(b"benign-looking").digest())
-    batch = [Pending(p.dev_id, p.epoch, p.seq, forged) if p is victim else p for p in batch]
-    ckpt = lab.controller.commit(batch)
+    ckpt = lab.controller.commit(_forged_batch(lab, a.dev_id, 3, b"benign-looking"))
     auditor = lab.auditor()  # mechanism (a) alone accepts: count and ranges are intact
     mine = [a.current.reports[s] for s in range(1, 6)]
     return attempt(lambda: auditor.verify_subtree(ckpt, a.dev_id, 1, mine))
@@ -257,10 +262,7 @@ def a20(ctx: Context) -> Outcome:
 def a21(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx, k=1_000)
     lab.stream([a, b], 3)
-    batch, lab.controller.batch = lab.controller.batch, []
-    victim = next(p for p in batch if p.dev_id == a.dev_id and p.seq == 2)
-    forged = forge(lab.controller, a.dev_id, victim.leaf, digest=hashlib.sha256(b"forged state").digest())
-    ckpt = lab.controller.commit([Pending(p.dev_id, p.epoch, p.seq, forged) if p is victim else p for p in batch])
+    ckpt = lab.controller.commit(_forged_batch(lab, a.dev_id, 2, b"forged state"))
     a.receive_checkpoint(ckpt, check_subtree=False)  # mechanism (b) device: releases K_j once j is committed
     disc = a.disclose(2)
     return _verify_origin(lab, a.dev_id, 2, disc)
