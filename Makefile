@@ -92,8 +92,9 @@ SAN_PYINC   = -I"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path
 SAN_ENV     = env LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
               ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 LSAN_OPTIONS=exitcode=0 \
               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONMALLOC=malloc
-# the bench bindings' leak runs: full stacks on every allocation (CPython has no frame pointers, so the fast
-# unwinder drops the binding's frame from a leaked object's stack and the check could not name its source)
+# the bindings' leak runs (tests/sanitize_bindings.py): full stacks on every allocation (CPython has no frame pointers,
+# so the fast unwinder drops the binding's frame from a leaked object's stack and the check could not name its source;
+# the full unwinder makes the test suites too slow, over 10 minutes for the Thread tests, so it runs only here)
 SAN_LEAKS   = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:fast_unwind_on_malloc=0
 SAN_PYTEST  = $(BIN)/python -m pytest -q -p no:cacheprovider -p no:randomly
 SAN_RETRY   = bash scripts/sanitize-run.sh
@@ -126,7 +127,8 @@ sanitize-amort: setup
 	@$(call san_check,$(SAN_DIR)/amort.log,-e "amort_core\.c" -e "_amort_native\.c",the AMORT native code)
 
 # Thread/MRP simulator core: sim_grow's checked growth as plain C, then the differential tests against the Python
-# twin (results and event traces), the malformed-plan properties and the checked-size tests.
+# twin (results and event traces), the malformed-plan properties and the checked-size tests, then every call and error
+# path of the binding in a loop with full allocation stacks (the tests' leak check cannot name the binding's frame).
 sanitize-thread: setup
 	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/thread.log
 	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) $(THREAD_CORE)/_core.c $(THREAD_CORE)/sim_core.c -lm \
@@ -140,6 +142,8 @@ sanitize-thread: setup
 	$(SAN_RETRY) $(SAN_DIR)/thread.log $(SAN_ENV) PQLAB_THREAD_CORE_LIB=$(abspath $(SAN_DIR)/_thread_core.so) \
 	  $(SAN_PYTEST) tests/test_thread_differential.py tests/test_thread_robustness.py \
 	  tests/test_thread_checked_sizes.py || $(call san_fail,$(SAN_DIR)/thread.log)
+	$(SAN_RETRY) $(SAN_DIR)/thread.log $(SAN_ENV) $(SAN_LEAKS) PQLAB_THREAD_CORE_LIB=$(abspath $(SAN_DIR)/_thread_core.so) \
+	  $(BIN)/python -m tests.sanitize_bindings thread 50 || $(call san_fail,$(SAN_DIR)/thread.log)
 	@$(call san_check,$(SAN_DIR)/thread.log,-e "sim_core\.c" -e "thread/_core\.c" -e "sim_grow\.c",the Thread core)
 
 # Control-cycle harness (the loop, the scan workload and the evidence path over amort_core.c): its tests, then every
@@ -156,7 +160,7 @@ sanitize-cycle: setup
 	  PQLAB_CYCLE_LIB=$(abspath $(SAN_DIR)/_cycle.so) \
 	  $(SAN_PYTEST) tests/test_control_cycle.py tests/test_control_cycle_evidence.py || $(call san_fail,$(SAN_DIR)/cycle.log)
 	$(SAN_RETRY) $(SAN_DIR)/cycle.log $(SAN_ENV) $(SAN_LEAKS) PQLAB_CYCLE_LIB=$(abspath $(SAN_DIR)/_cycle.so) \
-	  $(BIN)/python -m tests.sanitize_bench_bindings cycle 50 || $(call san_fail,$(SAN_DIR)/cycle.log)
+	  $(BIN)/python -m tests.sanitize_bindings cycle 50 || $(call san_fail,$(SAN_DIR)/cycle.log)
 	@$(call san_check,$(SAN_DIR)/cycle.log,-e "cycle_core\.c" -e "cycle_evidence\.c" -e "cycle_module\.c" -e "amort_core\.c",the control-cycle binding)
 
 # Table I's symmetric timing loops: outputs against the Python twin and the bad-argument tests, then every call and
@@ -173,7 +177,7 @@ sanitize-symmetric: setup
 	  PQLAB_SYMMETRIC_LIB=$(abspath $(SAN_DIR)/_symmetric.so) \
 	  $(SAN_PYTEST) tests/test_symmetric_timing.py || $(call san_fail,$(SAN_DIR)/symmetric.log)
 	$(SAN_RETRY) $(SAN_DIR)/symmetric.log $(SAN_ENV) $(SAN_LEAKS) PQLAB_SYMMETRIC_LIB=$(abspath $(SAN_DIR)/_symmetric.so) \
-	  $(BIN)/python -m tests.sanitize_bench_bindings symmetric 50 || $(call san_fail,$(SAN_DIR)/symmetric.log)
+	  $(BIN)/python -m tests.sanitize_bindings symmetric 50 || $(call san_fail,$(SAN_DIR)/symmetric.log)
 	@$(call san_check,$(SAN_DIR)/symmetric.log,-e "sym_timing\.c" -e "_symmetric\.c",the symmetric-timing binding)
 
 lab: setup

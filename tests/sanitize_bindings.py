@@ -1,6 +1,8 @@
-"""Every function of the bench bindings (_cycle, _symmetric), success and error paths, in a loop: `make sanitize`
-runs it under ASan + UBSan with leak detection on, so a leaked buffer or reference on any path shows as a leak whose
-stack names the binding's sources. Usage: python -m tests.sanitize_bench_bindings cycle|symmetric [rounds]."""
+"""Every function of a C binding (_cycle, _symmetric, the Thread core's _core), success and error paths, in a loop:
+`make sanitize` runs it under ASan + UBSan with leak detection on and full allocation stacks, so a leaked buffer or
+reference on any path shows as a leak whose stack names the binding's sources (the tests run under the sanitizers
+with the fast unwinder, which drops the binding's frame from a leaked Python object's stack).
+Usage: python -m tests.sanitize_bindings cycle|symmetric|thread [rounds]."""
 
 from __future__ import annotations
 
@@ -60,7 +62,33 @@ def exercise_symmetric(rounds: int) -> None:
         _symmetric.openssl_version()
 
 
+def exercise_thread(rounds: int) -> None:
+    import copy
+
+    from pqlab.errors import SimulationError
+    from pqlab.params import ThreadParams
+    from pqlab.thread import _core, core
+    from pqlab.thread.model import Scenario, build_plan
+
+    plan = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"), ThreadParams())
+    plan.ints["max_time_us"] = 5_000_000
+    bad_int, bad_unit, bad_mode = copy.deepcopy(plan), copy.deepcopy(plan), copy.deepcopy(plan)
+    bad_int.ints["max_time_us"] = 2**64       # a model value beyond int64
+    bad_unit.units[3][0] = 2**40              # a frame size beyond a C int
+    bad_mode.mode[1] = 2**40
+    for _ in range(rounds):
+        assert core.run(plan, 0, 2).shape == (2, len(core.RESULT_FIELDS))
+        result, events = core.trace(plan, 1)
+        assert len(result) == len(core.RESULT_FIELDS) and len(events) > 0
+        for bad in (bad_int, bad_unit, bad_mode):
+            _refused(core.run, bad, 0, 1)
+        _refused(core.run, plan, 0, 2**58)       # the batch's bytes overflow
+        _refused(core.run, plan, 2**63, 1)       # a run index beyond the core's range
+        assert len(_core.error_names()) > 1
+    assert issubclass(SimulationError, PqlabError)
+
+
 if __name__ == "__main__":
     binding, count = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 50
-    {"cycle": exercise_cycle, "symmetric": exercise_symmetric}[binding](count)
+    {"cycle": exercise_cycle, "symmetric": exercise_symmetric, "thread": exercise_thread}[binding](count)
     print(f"{binding}: {count} rounds of every call and error path")
