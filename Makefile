@@ -108,7 +108,8 @@ san_check   = if grep -q $(2) -e "runtime error" -e "ERROR: AddressSanitizer" $(
 sanitize: $(addprefix sanitize-,$(SANITIZE_CORES))
 	@echo "sanitize: clean: $(SANITIZE_CORES)"
 
-# AMORT-V1 fast path: the 149 + 81 differential vectors (paper and extension sets), the fast-path tests and a 100,000-batch differential fuzz run.
+# AMORT-V1 fast path: the 149 + 81 differential vectors (paper and extension sets), the fast-path tests, the binding's
+# calls and error paths in a loop with full allocation stacks, and a 100,000-batch differential fuzz run.
 sanitize-amort: setup
 	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/amort.log
 	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) $$(pkg-config --cflags libcrypto) $(AMORT_NATIVE)/_amort_native.c \
@@ -121,6 +122,8 @@ sanitize-amort: setup
 	  PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) \
 	  $(SAN_PYTEST) tests/amort/test_fastpath_vectors.py tests/amort/test_fastpath.py tests/amort/test_fastpath_fuzz.py \
 	  || $(call san_fail,$(SAN_DIR)/amort.log)
+	$(SAN_RETRY) $(SAN_DIR)/amort.log $(SAN_ENV) $(SAN_LEAKS) PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) \
+	  $(BIN)/python -m tests.sanitize_bindings amort 50 || $(call san_fail,$(SAN_DIR)/amort.log)
 	$(SAN_RETRY) $(SAN_DIR)/amort.log $(SAN_ENV) PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) \
 	  $(BIN)/python -m pqlab.cli amort-fuzz --batches 100000 --json $(SAN_DIR)/fuzz.json \
 	  || $(call san_fail,$(SAN_DIR)/amort.log)

@@ -1,8 +1,8 @@
-"""Every function of a C binding (_cycle, _symmetric, the Thread core's _core), success and error paths, in a loop:
-`make sanitize` runs it under ASan + UBSan with leak detection on and full allocation stacks, so a leaked buffer or
-reference on any path shows as a leak whose stack names the binding's sources (the tests run under the sanitizers
-with the fast unwinder, which drops the binding's frame from a leaked Python object's stack).
-Usage: python -m tests.sanitize_bindings cycle|symmetric|thread [rounds]."""
+"""Every function of a C binding (_cycle, _symmetric, the Thread core's _core, the AMORT fast path's _amort_native),
+success and error paths, in a loop: `make sanitize` runs it under ASan + UBSan with leak detection on and full
+allocation stacks, so a leaked buffer or reference on any path shows as a leak whose stack names the binding's
+sources (the tests run under the sanitizers with the fast unwinder, which drops the binding's frame from a leaked
+Python object's stack). Usage: python -m tests.sanitize_bindings cycle|symmetric|thread|amort [rounds]."""
 
 from __future__ import annotations
 
@@ -88,7 +88,33 @@ def exercise_thread(rounds: int) -> None:
     assert issubclass(SimulationError, PqlabError)
 
 
+def exercise_amort(rounds: int) -> None:
+    from pqlab.amort.fastpath import frame, open_controller, open_device
+
+    for wire_format in ("implied", "explicit"):
+        for _ in range(rounds):
+            ctl = open_controller("native", wire_format=wire_format)
+            dev = open_device("native", b"PLC-0001", 1, bytes(32), bytes(range(32)), chain_length=16,
+                              wire_format=wire_format)
+            ctl.register_epoch(dev.dev_id, 1, bytes(32))
+            good = [dev.report(bytes(32), t) for t in range(1, 4)]
+            bad = [good[0], good[1][:50], good[2] + b"x", b"", bytes(200)]  # duplicate, truncated, trailing, ...
+            assert ctl.ingest(good).codes == bytes(3) and any(ctl.ingest(bad).codes)
+            ctl.ingest(frame([dev.report(bytes(32), 9)]), now=10)
+            assert len(ctl.checkpoint_body()) > 0 and len(ctl.commit(bytes(64))) > 0
+            assert ctl.state()["tree_size"] == 4 and ctl.device(dev.dev_id)["last_seen"] >= 3
+            assert len(dev.chain_key(3)) == 32 and len(dev.anchor) == 32
+            _refused(ctl.commit, bytes(64))                       # nothing awaiting commit
+            _refused(ctl.revoke, b"PLC-9999")                     # an unknown device
+            _refused(ctl.ingest, frame(good) + b"\x00")           # a frame broken off
+            _refused(ctl.ingest, [b"x"] * 1025)                   # over the batch limit
+            _refused(ctl.register_epoch, b"PLC", 1, bytes(32))    # a short dev_id
+            _refused(dev.chain_key, 17)                           # beyond the chain
+            _refused(lambda: open_device("native", b"PLC-0001", 1, bytes(32), bytes(32), chain_length=0))
+
+
 if __name__ == "__main__":
     binding, count = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 50
-    {"cycle": exercise_cycle, "symmetric": exercise_symmetric, "thread": exercise_thread}[binding](count)
+    {"cycle": exercise_cycle, "symmetric": exercise_symmetric, "thread": exercise_thread,
+     "amort": exercise_amort}[binding](count)
     print(f"{binding}: {count} rounds of every call and error path")
