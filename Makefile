@@ -12,7 +12,8 @@ PIP    := $(BIN)/python -m pip --quiet
 # Some machines' pip.conf lists local index folders that do not exist; drop that noise only.
 QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup tpm browser repro check test bench lab lint lock clean-venv sanitize sanitize-amort sanitize-thread liboqs \
+.PHONY: setup tpm browser repro check test bench lab lint lock clean-venv sanitize sanitize-amort sanitize-thread \
+        sanitize-cycle sanitize-symmetric liboqs \
         clean-liboqs
 
 setup: $(STAMP) tpm browser
@@ -80,9 +81,10 @@ bench: setup
 # sanitizer report stops the run. CPython's own exit-time leaks are ignored, a leak whose stack reaches the core's
 # sources fails it. PYTHONMALLOC=malloc puts Python's buffers under ASan too; allocator_may_return_null lets the
 # tests that ask for impossible sizes see the NULL the cores must handle.
-SANITIZE_CORES := amort thread
+SANITIZE_CORES := amort thread cycle symmetric
 AMORT_NATIVE   := lib/pqlab/amort/native
 THREAD_CORE    := lib/pqlab/thread
+BENCH_C        := lib/pqlab/bench
 SAN_DIR    := build/sanitize
 SAN_CFLAGS := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
               -Wall -Wextra -Werror
@@ -90,6 +92,10 @@ SAN_PYINC   = -I"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path
 SAN_ENV     = env LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
               ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 LSAN_OPTIONS=exitcode=0 \
               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONMALLOC=malloc
+# the bindings' leak runs (tests/sanitize_bindings.py): full stacks on every allocation (CPython has no frame pointers,
+# so the fast unwinder drops the binding's frame from a leaked object's stack and the check could not name its source;
+# the full unwinder makes the test suites too slow, over 10 minutes for the Thread tests, so it runs only here)
+SAN_LEAKS   = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:fast_unwind_on_malloc=0
 SAN_PYTEST  = $(BIN)/python -m pytest -q -p no:cacheprovider -p no:randomly
 SAN_RETRY   = bash scripts/sanitize-run.sh
 # $(call san_fail,log) / $(call san_check,log,grep -e patterns naming the core's sources,what)
@@ -102,7 +108,8 @@ san_check   = if grep -q $(2) -e "runtime error" -e "ERROR: AddressSanitizer" $(
 sanitize: $(addprefix sanitize-,$(SANITIZE_CORES))
 	@echo "sanitize: clean: $(SANITIZE_CORES)"
 
-# AMORT-V1 fast path: the 149 + 81 differential vectors (paper and extension sets), the fast-path tests and a 100,000-batch differential fuzz run.
+# AMORT-V1 fast path: the 149 + 81 differential vectors (paper and extension sets), the fast-path tests, the binding's
+# calls and error paths in a loop with full allocation stacks, and a 100,000-batch differential fuzz run.
 sanitize-amort: setup
 	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/amort.log
 	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) $$(pkg-config --cflags libcrypto) $(AMORT_NATIVE)/_amort_native.c \
@@ -115,13 +122,16 @@ sanitize-amort: setup
 	  PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) \
 	  $(SAN_PYTEST) tests/amort/test_fastpath_vectors.py tests/amort/test_fastpath.py tests/amort/test_fastpath_fuzz.py \
 	  || $(call san_fail,$(SAN_DIR)/amort.log)
+	$(SAN_RETRY) $(SAN_DIR)/amort.log $(SAN_ENV) $(SAN_LEAKS) PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) \
+	  $(BIN)/python -m tests.sanitize_bindings amort 50 || $(call san_fail,$(SAN_DIR)/amort.log)
 	$(SAN_RETRY) $(SAN_DIR)/amort.log $(SAN_ENV) PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) \
 	  $(BIN)/python -m pqlab.cli amort-fuzz --batches 100000 --json $(SAN_DIR)/fuzz.json \
 	  || $(call san_fail,$(SAN_DIR)/amort.log)
 	@$(call san_check,$(SAN_DIR)/amort.log,-e "amort_core\.c" -e "_amort_native\.c",the AMORT native code)
 
 # Thread/MRP simulator core: sim_grow's checked growth as plain C, then the differential tests against the Python
-# twin (results and event traces), the malformed-plan properties and the checked-size tests.
+# twin (results and event traces), the malformed-plan properties and the checked-size tests, then every call and error
+# path of the binding in a loop with full allocation stacks (the tests' leak check cannot name the binding's frame).
 sanitize-thread: setup
 	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/thread.log
 	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) $(THREAD_CORE)/_core.c $(THREAD_CORE)/sim_core.c -lm \
@@ -135,7 +145,43 @@ sanitize-thread: setup
 	$(SAN_RETRY) $(SAN_DIR)/thread.log $(SAN_ENV) PQLAB_THREAD_CORE_LIB=$(abspath $(SAN_DIR)/_thread_core.so) \
 	  $(SAN_PYTEST) tests/test_thread_differential.py tests/test_thread_robustness.py \
 	  tests/test_thread_checked_sizes.py || $(call san_fail,$(SAN_DIR)/thread.log)
+	$(SAN_RETRY) $(SAN_DIR)/thread.log $(SAN_ENV) $(SAN_LEAKS) PQLAB_THREAD_CORE_LIB=$(abspath $(SAN_DIR)/_thread_core.so) \
+	  $(BIN)/python -m tests.sanitize_bindings thread 50 || $(call san_fail,$(SAN_DIR)/thread.log)
 	@$(call san_check,$(SAN_DIR)/thread.log,-e "sim_core\.c" -e "thread/_core\.c" -e "sim_grow\.c",the Thread core)
+
+# Control-cycle harness (the loop, the scan workload and the evidence path over amort_core.c): its tests, then every
+# call and error path of the binding in a loop with leak detection on.
+sanitize-cycle: setup
+	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/cycle.log
+	$(CC) $(SAN_CFLAGS) -D_GNU_SOURCE -shared -fPIC $(SAN_PYINC) -I$(BENCH_C) -I$(BENCH_C)/cycle -I$(AMORT_NATIVE) \
+	  $$(pkg-config --cflags libcrypto) $(BENCH_C)/cycle/cycle_module.c $(BENCH_C)/cycle/cycle_core.c \
+	  $(BENCH_C)/cycle/cycle_evidence.c $(AMORT_NATIVE)/amort_core.c -o $(SAN_DIR)/_cycle.so $$(pkg-config --libs libcrypto)
+	$(SAN_ENV) PQLAB_CYCLE_LIB=$(abspath $(SAN_DIR)/_cycle.so) $(BIN)/python -c 'from pqlab.bench import _cycle, \
+	  control_cycle; assert "$(SAN_DIR)" in _cycle.__file__, _cycle.__file__; print("sanitized build:", _cycle.__file__)' \
+	  2>>$(SAN_DIR)/cycle.log || $(call san_fail,$(SAN_DIR)/cycle.log)
+	$(SAN_RETRY) $(SAN_DIR)/cycle.log $(SAN_ENV) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
+	  PQLAB_CYCLE_LIB=$(abspath $(SAN_DIR)/_cycle.so) \
+	  $(SAN_PYTEST) tests/test_control_cycle.py tests/test_control_cycle_evidence.py || $(call san_fail,$(SAN_DIR)/cycle.log)
+	$(SAN_RETRY) $(SAN_DIR)/cycle.log $(SAN_ENV) $(SAN_LEAKS) PQLAB_CYCLE_LIB=$(abspath $(SAN_DIR)/_cycle.so) \
+	  $(BIN)/python -m tests.sanitize_bindings cycle 50 || $(call san_fail,$(SAN_DIR)/cycle.log)
+	@$(call san_check,$(SAN_DIR)/cycle.log,-e "cycle_core\.c" -e "cycle_evidence\.c" -e "cycle_module\.c" -e "amort_core\.c",the control-cycle binding)
+
+# Table I's symmetric timing loops: outputs against the Python twin and the bad-argument tests, then every call and
+# error path of the binding in a loop with leak detection on.
+sanitize-symmetric: setup
+	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/symmetric.log
+	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) -I$(BENCH_C) -I$(BENCH_C)/symmetric $$(pkg-config --cflags libcrypto) \
+	  $(BENCH_C)/symmetric/_symmetric.c $(BENCH_C)/symmetric/sym_timing.c -o $(SAN_DIR)/_symmetric.so \
+	  $$(pkg-config --libs libcrypto)
+	$(SAN_ENV) PQLAB_SYMMETRIC_LIB=$(abspath $(SAN_DIR)/_symmetric.so) $(BIN)/python -c 'from pqlab.bench import \
+	  symmetric_timing as s; ok, what = s.status(); assert ok and "$(SAN_DIR)" in s.load().__file__, what; \
+	  print("sanitized build:", s.load().__file__)' 2>>$(SAN_DIR)/symmetric.log || $(call san_fail,$(SAN_DIR)/symmetric.log)
+	$(SAN_RETRY) $(SAN_DIR)/symmetric.log $(SAN_ENV) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
+	  PQLAB_SYMMETRIC_LIB=$(abspath $(SAN_DIR)/_symmetric.so) \
+	  $(SAN_PYTEST) tests/test_symmetric_timing.py || $(call san_fail,$(SAN_DIR)/symmetric.log)
+	$(SAN_RETRY) $(SAN_DIR)/symmetric.log $(SAN_ENV) $(SAN_LEAKS) PQLAB_SYMMETRIC_LIB=$(abspath $(SAN_DIR)/_symmetric.so) \
+	  $(BIN)/python -m tests.sanitize_bindings symmetric 50 || $(call san_fail,$(SAN_DIR)/symmetric.log)
+	@$(call san_check,$(SAN_DIR)/symmetric.log,-e "sym_timing\.c" -e "_symmetric\.c",the symmetric-timing binding)
 
 lab: setup
 	$(BIN)/jupyter lab notebooks/

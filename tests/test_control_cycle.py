@@ -166,6 +166,9 @@ def test_deadline_misses_and_tail_percentiles_on_known_samples():
 def test_background_signer_runs_pinned_to_the_same_core():
     with control_cycle.BackgroundSigner("ML-DSA-65", "auto", CPU, 4096, 3) as signer:
         raw = _cycle.run(1_000_000, 100, 0, CPU, False, 1, 8, 0)
+        pid = signer._process.pid
+        # its own session and process group, so a notebook's Ctrl-C reaches the study, which stops it
+        assert os.getsid(pid) == os.getpgid(pid) == pid != os.getsid(0)
     assert signer.ready["affinity"] == [CPU]
     assert signer.stopped["signatures"] > 0 and signer.stopped["cpu_seconds"] > 0
     assert raw["off_target_cycles"] == 0

@@ -277,3 +277,19 @@ def test_headline_metrics_are_four_keys_beside_the_full_metrics(tmp_path):
     compact = json.loads((tmp_path / "demo_headline.json").read_text())
     assert compact == {"profile": "smoke", "headline": "x", "value": 2.5, "unit": "ms"}
     assert json.loads((tmp_path / "demo_metrics.json").read_text())["deep"] == {"x": 2.5}
+
+
+def test_rounded_rounds_float_columns_by_places_or_significant_digits_and_keeps_the_rest():
+    import pandas as pd
+
+    from pqlab.studies.outputs import rounded
+
+    frame = pd.DataFrame({"name": ["a", "b"], "n": [1, 2], "ms": [1.23456, 98765.4321], "p_value": [1.23456e-7, 0.5]})
+    places = rounded(frame, decimals=2, keep=("p_value",))
+    assert places["ms"].tolist() == [1.23, 98765.43] and places["p_value"].tolist() == [1.23456e-7, 0.5]
+    assert places["name"].tolist() == ["a", "b"] and places["n"].tolist() == [1, 2]
+    digits = rounded(frame, significant=4)
+    assert digits["ms"].tolist() == [1.235, 98770.0] and digits["p_value"].tolist() == [1.235e-7, 0.5]
+    assert frame["ms"].tolist() == [1.23456, 98765.4321]  # a copy
+    with pytest.raises(ValueError, match="not both"):
+        rounded(frame, decimals=2, significant=3)

@@ -70,10 +70,10 @@ def test_an_error_in_a_profile_that_is_not_selected_still_stops_the_run():
 
 def test_an_error_in_the_common_section_is_named_there():
     raw = _raw()
-    raw["costs"]["record_octets"] = 0
+    raw["costs"]["sign_message_octets"] = 0
     with pytest.raises(ParamsError) as caught:
         params.resolve(raw, "quick")
-    assert "costs.record_octets" in str(caught.value) and "profiles" not in str(caught.value)
+    assert "costs.sign_message_octets" in str(caught.value) and "profiles" not in str(caught.value)
 
 
 def test_duplicate_yaml_keys_are_rejected(tmp_path):
@@ -164,7 +164,7 @@ _scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**7), st.float
 
 @settings(max_examples=300, deadline=None)
 @given(key=st.sampled_from(["trials", "reps", "reps_slow", "warmup", "bootstrap_resamples", "kem", "signers",
-                            "backend", "confidence", "record_octets", "unknown_key"]),
+                            "backend", "confidence", "sign_message_octets", "unknown_key"]),
        value=_scalars)
 def test_any_value_either_validates_or_raises_params_error(key, value):
     raw = _raw()

@@ -3,6 +3,7 @@ its RSS read from /proc, revocation counts, re-keying, partition replay, outputs
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import pandas as pd
@@ -183,6 +184,15 @@ def test_worker_reads_its_own_memory_and_fails_with_a_coded_error(tmp_path):
            "warmup_rounds": 0, "verify_reps": 1, "log": str(tmp_path / "log")}
     with pytest.raises(MeasurementError, match="worker exited"):
         scaling.run_worker(job)
+
+
+def test_the_worker_runs_in_its_own_session(monkeypatch):
+    """So a Ctrl-C in a notebook reaches the study only, which kills the worker (subprocess.run) and stops."""
+    from pqlab.bench import scaling
+
+    monkeypatch.setattr(scaling, "WORKER", "tests.session_probe")  # the same launch, a child that reports its ids
+    child = scaling.run_worker({"n": 1})
+    assert child["sid"] == child["pid"] == child["pgid"] != os.getsid(0)
 
 
 def test_rekeying_is_decomposed_into_its_parts(run):

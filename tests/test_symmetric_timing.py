@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pqlab.bench import symmetric_timing as sym
-from pqlab.errors import PqlabError
+from pqlab.errors import SymmetricTimingError
 
 OK, WHY = sym.status()
 pytestmark = pytest.mark.skipif(not OK, reason=WHY)
@@ -65,17 +65,23 @@ def test_measure_interleaves_every_operation_and_the_empty_loop():
 ])
 def test_bad_arguments_are_typed_errors_naming_the_field(args, field):
     module = sym.load()
-    with pytest.raises(PqlabError, match=f"^{field}: "):
+    with pytest.raises(SymmetricTimingError, match=f"^{field}: ") as caught:
         module.measure([0, 1], *args)
+    assert caught.value.code == "SYM_E_ARGUMENT" and caught.value.field == field
 
 
 def test_unknown_operations_are_refused():
     module = sym.load()
-    with pytest.raises(PqlabError, match=r"^ops: "):
+    with pytest.raises(SymmetricTimingError, match=r"^ops: "):
         module.measure([0, 5], b"k", bytes(83), bytes(32), 1, 1)
-    with pytest.raises(PqlabError, match=r"^ops: "):
+    with pytest.raises(SymmetricTimingError, match=r"^ops: "):
         module.measure([], b"k", bytes(83), bytes(32), 1, 1)
-    with pytest.raises(PqlabError, match=r"^op: "):
-        module.compute(2**63, b"k", bytes(83), bytes(32))
-    with pytest.raises(PqlabError, match="unknown operation"):
+    with pytest.raises(SymmetricTimingError, match=r"^op: ") as caught:
+        module.compute(2**63, b"k", bytes(83), bytes(32))   # a wrapping parse would take op 0 or some other op
+    assert caught.value.code == "SYM_E_ARGUMENT"
+    with pytest.raises(SymmetricTimingError, match=r"^op: "):
+        module.compute(2**64 + 1, b"k", bytes(83), bytes(32))
+    with pytest.raises(SymmetricTimingError, match=r"^ops: "):
+        module.measure([2**32 + 1], b"k", bytes(83), bytes(32), 1, 1)
+    with pytest.raises(SymmetricTimingError, match="unknown operation"):
         sym.compute("sha3", sym.Inputs(b"k", b"", bytes(32)))

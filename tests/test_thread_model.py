@@ -199,3 +199,12 @@ def test_handshake_frames_matches_a_loss_free_simulation():
         r = simulate(build_plan(Scenario(sizes, hops, "none", False, "ipv6"), p), 0)
         assert r.ok and r.retransmissions == 0
         assert r.frames == hops * expected
+
+
+def test_the_reported_psdu_limit_is_the_one_the_framing_uses():
+    """One max_psdu_bytes (framing's): the Thread section's copy was echoed into the metrics and used by nothing."""
+    from pqlab.params import FramingParams, ThreadParams
+    from pqlab.thread.intervals import model_parameters
+
+    assert "max_psdu_bytes" not in ThreadParams.model_fields
+    assert model_parameters(ThreadParams(framing=FramingParams(max_psdu_bytes=100)))["max_psdu_bytes"] == 100

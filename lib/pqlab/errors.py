@@ -20,6 +20,9 @@ The error convention of pqlab:
   Thread simulator's C core (``lib/pqlab/thread/sim_core.h``, with a strerror-like table mapped by the binding).
 * **Control-cycle harness failures are CycleError**; when its C loop refuses an argument or fails, the code is the
   name of the ``pq_cycle_status`` value (``lib/pqlab/bench/cycle/cycle_core.h``) and the field names the argument.
+* **Symmetric-timing loop failures are SymmetricTimingError**; when its C loop refuses an argument or fails, the code
+  is the name of the ``sym_status`` value (``lib/pqlab/bench/symmetric/sym_timing.h``) and the field names the
+  argument.
 * Control flow never depends on catching KeyError.
 """
 
@@ -34,7 +37,10 @@ class PqlabError(Exception):
 
     code = "PQLAB_ERROR"
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(self, message: str, *, field: str | None = None, code: str | None = None) -> None:
+        """``code`` replaces the class's own (a C core's status name, a notebook's failure kind)."""
+        if code:
+            self.code = code
         self.field = field
         super().__init__(f"{field}: {message}" if field else message)
 
@@ -113,10 +119,12 @@ class CycleError(PqlabError):
 
     code = "CYCLE_UNAVAILABLE"
 
-    def __init__(self, message: str, *, field: str | None = None, code: str | None = None) -> None:
-        if code:
-            self.code = code
-        super().__init__(message, field=field)
+
+class SymmetricTimingError(PqlabError):
+    """Table I's symmetric C timing loops are unavailable, or refused an argument or failed: ``code`` is the loop's
+    sym_status name (sym_timing.h) when the loop said so, else SYMMETRIC_UNAVAILABLE."""
+
+    code = "SYMMETRIC_UNAVAILABLE"
 
 
 class InputError(PqlabError):
@@ -148,11 +156,6 @@ class NotebookError(PqlabError):
     """A notebook run headless failed outside pqlab, timed out (``execution_timeout_s``) or lost its kernel."""
 
     code = "NOTEBOOK_FAILED"
-
-    def __init__(self, message: str, *, field: str | None = None, code: str | None = None) -> None:
-        if code is not None:
-            self.code = code
-        super().__init__(message, field=field)
 
 
 def one_line(exc: PqlabError) -> str:

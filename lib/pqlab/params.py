@@ -6,7 +6,7 @@ import copy
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -76,7 +76,6 @@ class CostsParams(_Strict):
     kem: str = "ML-KEM-768"
     signers: tuple[str, ...] = Field(default=("ML-DSA-65", "SLH-DSA-SHA2-128f"), min_length=1)
     comparison_signer: str = "ML-DSA-65"
-    record_octets: int = Field(default=83, ge=1, le=65536)
     sign_message_octets: int = Field(default=4096, ge=1, le=1 << 20)
     fsync_block_octets: int = Field(default=4096, ge=1, le=1 << 24)
     trials: int = Field(ge=1, le=1000)
@@ -103,6 +102,11 @@ class InputsParams(_Strict):
     cycles_file: str = "pqm4_cycles.yaml"  # in params/: fastest pqm4 Cortex-M4 cycle counts (source recorded)
 
 
+# Matter's kMaxAppMessageLen: 1280 - 48 - 38 - 16 (MessageHeader.h, SystemConfig.h); the one definition, which the
+# CASE size model (pqlab.case.configurations) and the what-if figures import.
+MAX_APP_MESSAGE_OCTETS = 1178
+
+
 class FramingParams(_Strict):
     """Matter / 6LoWPAN / 802.15.4 constants shared by the CASE size model and the Thread simulator.
 
@@ -110,7 +114,7 @@ class FramingParams(_Strict):
     mesh-local addressing compresses to 25 B and rounds non-final fragments (see ``pqlab.framing``).
     """
 
-    max_app_payload: int = Field(default=1178, ge=64, le=65535)   # kMaxAppMessageLen = 1280 - 48 - 38 - 16
+    max_app_payload: int = Field(default=MAX_APP_MESSAGE_OCTETS, ge=64, le=65535)
     matter_header_bytes: int = Field(default=26, ge=0, le=256)    # message header with node id 16 + payload hdr 10
     max_psdu_bytes: int = Field(default=127, ge=32, le=2047)
     mac_overhead_bytes: int = Field(default=21, ge=0, le=64)      # MAC header + aux security + MIC-32 + FCS
@@ -210,7 +214,6 @@ class ThreadParams(_Strict):
     # 802.15.4 PHY/MAC (IEEE 802.15.4 O-QPSK; OpenThread config/mac.h)
     byte_time_us: int = Field(default=32, ge=1, le=1000)
     phy_header_bytes: int = Field(default=6, ge=0, le=64)
-    max_psdu_bytes: int = Field(default=127, ge=32, le=2047)
     ack_psdu_bytes: int = Field(default=5, ge=3, le=64)
     poll_psdu_bytes: int = Field(default=22, ge=3, le=127)
     turnaround_us: int = Field(default=192, ge=0, le=100_000)
@@ -575,7 +578,6 @@ class DeviceOriginParams(_Strict):
 
     k_values: tuple[int, ...] = Field(default=_powers_of_two(6, 12), min_length=1)  # checkpoint interval k
     checkpoint_signer: Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"] = "ML-DSA-65"
-    device_signer: Literal["ML-DSA-65"] = "ML-DSA-65"  # mechanism (c): the device's sub-checkpoint key
     tag_len: Literal[8, 12, 16] = 16
     trials: int = Field(default=5, ge=1, le=100)     # fresh keys, controller, device and auditor per trial
     reps: int = Field(default=3, ge=1, le=1000)      # timed samples per trial and k
@@ -774,6 +776,19 @@ def _has_path(mapping: Any, path: tuple[Any, ...]) -> bool:
             return False
         mapping = mapping[part]
     return True
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def read_table(model: type[_Model], path: str | Path, what: str) -> _Model:
+    """A YAML input table (cycle counts, implementations) validated as ``model``: its first problem is one ParamsError
+    naming the file and the entry."""
+    try:
+        return model.model_validate(read_yaml(path, what))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ParamsError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", field=str(path)) from None
 
 
 def read_yaml(path: str | Path, what: str = "parameters file", *, max_bytes: int = bounded.MAX_DOCUMENT_BYTES) -> Any:

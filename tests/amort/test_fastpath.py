@@ -158,8 +158,7 @@ def test_resolve_controller_path() -> None:
 
 def test_native_fallback_is_loud(monkeypatch, tmp_path) -> None:
     """A missing native build resolves to the reference path with the reason and a RuntimeWarning."""
-    monkeypatch.setenv(native.ENV, str(tmp_path / "missing.so"))
-    monkeypatch.setattr(native, "_cache", {})
+    monkeypatch.setenv(native.ENV, str(tmp_path / "missing.so"))  # another build: loaded (and cached) on its own
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         resolved = resolve_controller_path("native")

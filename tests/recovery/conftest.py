@@ -15,6 +15,7 @@ import pytest
 from pqlab.amort.recovery import trials
 from pqlab.amort.recovery.swtpm import Swtpm, swtpm_problem
 from pqlab.amort.recovery.tpm import binding_problem, ensure_counter, remove_counter
+from pqlab.params import RecoveryParams
 
 
 def tpm_problem() -> str | None:
@@ -41,7 +42,7 @@ def swtpm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Swtpm]:
 @pytest.fixture(scope="session")
 def world(swtpm: Swtpm, tmp_path_factory: pytest.TempPathFactory) -> Iterator[trials.World]:
     """Keys, the swtpm endpoint and a defined NV counter, shared by the process-level trials."""
-    cfg = trials.RecoveryConfig()
+    cfg = RecoveryParams()
     w = trials.World.create(cfg, tmp_path_factory.mktemp("recovery"), swtpm.tcti)
     defined = ensure_counter(swtpm.tcti, cfg.nv_index)
     yield w
@@ -52,4 +53,4 @@ def world(swtpm: Swtpm, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tr
 @pytest.fixture(scope="session")
 def keyless_world(tmp_path_factory: pytest.TempPathFactory) -> trials.World:
     """The same keys without a TPM (for the fresh and naive arms)."""
-    return trials.World.create(trials.RecoveryConfig(), Path(tmp_path_factory.mktemp("recovery-notpm")), None)
+    return trials.World.create(RecoveryParams(), Path(tmp_path_factory.mktemp("recovery-notpm")), None)

@@ -146,8 +146,11 @@ class BatchController(ABC):
     """The controller's per-report path over batches; see the module docstring for the contract."""
 
     path: str
-    controller_id: bytes
-    sig_alg: int
+
+    def __init__(self, controller_id: bytes, sig_alg: int, profile: Profile) -> None:
+        self.controller_id = controller_id
+        self.sig_alg = sig_alg
+        self.profile = profile
 
     @abstractmethod
     def register_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, tag_len: int = 16,
@@ -199,13 +202,17 @@ class BatchController(ABC):
     def awaiting_commit(self) -> bool: ...
 
     @abstractmethod
-    def last_seen(self, dev_id: bytes) -> int: ...
+    def device(self, dev_id: bytes) -> dict[str, Any]:
+        """One registered device's state as plain JSON values (DEVICE_UNKNOWN when it is not registered)."""
 
-    @abstractmethod
-    def last_committed(self, dev_id: bytes) -> int: ...
+    def last_seen(self, dev_id: bytes) -> int:
+        return self.device(dev_id)["last_seen"]
 
-    @abstractmethod
-    def epoch(self, dev_id: bytes) -> int: ...
+    def last_committed(self, dev_id: bytes) -> int:
+        return self.device(dev_id)["last_committed"]
+
+    def epoch(self, dev_id: bytes) -> int:
+        return self.device(dev_id)["epoch"]
 
     @abstractmethod
     def state(self) -> dict[str, Any]:
@@ -216,12 +223,11 @@ class ReportDevice(ABC):
     """The device's per-report path: record, evidence tag, disclosure tag, chain step."""
 
     path: str
-    dev_id: bytes
-    epoch: int
-    tag_len: int
-    policy_id: int
-    chain_length: int
-    profile: Profile
+
+    def __init__(self, dev_id: bytes, epoch: int, tag_len: int, policy_id: int, chain_length: int,
+                 profile: Profile) -> None:
+        self.dev_id, self.epoch, self.tag_len, self.policy_id = dev_id, epoch, tag_len, policy_id
+        self.chain_length, self.profile = chain_length, profile
 
     @abstractmethod
     def report(self, digest: bytes, timestamp: int, *, flags: int = 0, disclosure_tag: bool = True) -> bytes:

@@ -28,9 +28,7 @@ class NativeBatchController(BatchController):
     path = "native"
 
     def __init__(self, controller_id: bytes, sig_alg: int, profile: Profile, max_report_age: int) -> None:
-        self.controller_id = controller_id
-        self.sig_alg = sig_alg
-        self.profile = profile
+        super().__init__(controller_id, sig_alg, profile)
         self._c = native.load().Controller(controller_id, sig_alg, *_flags(profile), max_report_age)
 
     def register_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, tag_len: int = 16,
@@ -74,14 +72,8 @@ class NativeBatchController(BatchController):
     def awaiting_commit(self) -> bool:
         return self._c.awaiting_commit
 
-    def last_seen(self, dev_id: bytes) -> int:
-        return self._c.device(check_octets(dev_id, 8, "dev_id"))["last_seen"]
-
-    def last_committed(self, dev_id: bytes) -> int:
-        return self._c.device(check_octets(dev_id, 8, "dev_id"))["last_committed"]
-
-    def epoch(self, dev_id: bytes) -> int:
-        return self._c.device(check_octets(dev_id, 8, "dev_id"))["epoch"]
+    def device(self, dev_id: bytes) -> dict[str, Any]:
+        return self._c.device(check_octets(dev_id, 8, "dev_id"))
 
     def state(self) -> dict[str, Any]:
         return self._c.state()
@@ -94,8 +86,7 @@ class NativeDevice(ReportDevice):
 
     def __init__(self, dev_id: bytes, epoch: int, k_evid: bytes, chain_seed: bytes, tag_len: int, policy_id: int,
                  chain_length: int, next_seq: int, profile: Profile) -> None:
-        self.dev_id, self.epoch, self.tag_len, self.policy_id = dev_id, epoch, tag_len, policy_id
-        self.chain_length, self.profile = chain_length, profile
+        super().__init__(dev_id, epoch, tag_len, policy_id, chain_length, profile)
         self._c = native.load().Device(dev_id, epoch, k_evid, chain_seed, tag_len, policy_id, chain_length,
                                        *_flags(profile), next_seq)
 

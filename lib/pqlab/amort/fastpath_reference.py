@@ -37,9 +37,7 @@ class ReferenceBatchController(BatchController):
     path = "reference"
 
     def __init__(self, controller_id: bytes, sig_alg: int, profile: Profile, max_report_age: int) -> None:
-        self.controller_id = controller_id
-        self.sig_alg = sig_alg
-        self.profile = profile
+        super().__init__(controller_id, sig_alg, profile)
         config = ControllerConfig(k=_NEVER, max_report_age=max_report_age, profile=profile)
         self._ctl = Controller(controller_id, None, None, None, config)
         self._body: Checkpoint | None = None
@@ -124,14 +122,8 @@ class ReferenceBatchController(BatchController):
             raise AmortError(Code.DEVICE_UNKNOWN, f"device {bytes(dev_id).hex()} is not registered", field="dev_id")
         return state
 
-    def last_seen(self, dev_id: bytes) -> int:
-        return self._device(dev_id).last_seen
-
-    def last_committed(self, dev_id: bytes) -> int:
-        return self._device(dev_id).last_committed
-
-    def epoch(self, dev_id: bytes) -> int:
-        return self._device(dev_id).epoch
+    def device(self, dev_id: bytes) -> dict[str, Any]:
+        return _device_state(bytes(dev_id), self._device(dev_id))
 
     def state(self) -> dict[str, Any]:
         ctl = self._ctl
@@ -164,8 +156,7 @@ class ReferenceDevice(ReportDevice):
 
     def __init__(self, dev_id: bytes, epoch: int, k_evid: bytes, chain_seed: bytes, tag_len: int, policy_id: int,
                  chain_length: int, next_seq: int, profile: Profile) -> None:
-        self.dev_id, self.epoch, self.tag_len, self.policy_id = dev_id, epoch, tag_len, policy_id
-        self.chain_length, self.profile = chain_length, profile
+        super().__init__(dev_id, epoch, tag_len, policy_id, chain_length, profile)
         self._k_evid = k_evid
         self._chain = DisclosureChain(chain_seed, chain_length)
         self._seq = next_seq - 1

@@ -14,7 +14,6 @@ ID_OCTETS = 8
 HASH = 32
 TAG_LENGTHS = (8, 12, 16)
 DEFAULT_TAG_LENGTH = 16  # §IV-B: "uses 16 octets by default"
-RECORD_OCTETS = 83
 # What the octets after a record can be in some epoch: one tag or two tags of one of the TAG_LENGTHS.
 TAG_SECTION_LENGTHS = frozenset(n * t for t in TAG_LENGTHS for n in (1, 2))
 SIGNATURE_OCTETS = {1: 3309, 2: 17088}  # FIPS 204 ML-DSA-65, FIPS 205 SLH-DSA-SHA2-128f
@@ -53,6 +52,25 @@ class Record(Message):
     digest: bytes
     policy_id: int
     flags: int = 0
+
+
+def _record_layout() -> dict[str, tuple[int, int, int]]:
+    """Record part -> (offset of its length octet, offset of its first value octet, value width): the domain tag,
+    the version, then Record.SPEC's fields in order (docs/protocol.md's byte table, computed here once)."""
+    domain = len(Record.DOMAIN)
+    layout = {"domain": (0, 1, domain), "version": (1 + domain, 2 + domain, 1)}
+    at = 3 + domain
+    for name, kind in Record.SPEC:
+        layout[name] = (at, at + 1, kind.size - 1)
+        at += kind.size
+    return layout
+
+
+# The one definition of the record's shape in Python. The C decoder's copy (amort_core.h's AMORT_RECORD_OCTETS,
+# decode_record's header offsets and field widths in amort_core.c) is checked against these by parsing the C
+# sources: tests/test_shared_constants.py.
+RECORD_LAYOUT = _record_layout()
+RECORD_OCTETS = sum(1 + width for _, _, width in RECORD_LAYOUT.values())
 
 
 def split_tags(r: Reader, tag_len: int | None) -> tuple[bytes, bytes]:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from pqlab.amort.messages import RECORD_OCTETS
+from pqlab.amort.messages import RECORD_LAYOUT, RECORD_OCTETS
 
-# Offsets of the record's length and value octets (docs/protocol.md), where one changed octet means most.
-STRUCTURAL = (0, 1, 10, 11, 12, 13, 14, 22, 23, 27, 28, 35, 36, 37, 45, 46, 77, 78, 79, 81, 82, RECORD_OCTETS,
-              RECORD_OCTETS + 1)
+# Where one changed octet means most: every length octet and first value octet of the record, the last octet of
+# the domain tag, the sequence number and the digest, then the first two octets after the record.
+STRUCTURAL = (*sorted({at for length_at, value_at, _ in RECORD_LAYOUT.values() for at in (length_at, value_at)}
+                      | {RECORD_LAYOUT[name][1] + RECORD_LAYOUT[name][2] - 1 for name in ("domain", "seq", "digest")}),
+              RECORD_OCTETS, RECORD_OCTETS + 1)
 KINDS = ("flip_bit", "set_structural", "truncate", "extend", "splice", "random", "tag_len", "dtag_len", "drop_dtag",
          "replace_tag", "duplicate")
 

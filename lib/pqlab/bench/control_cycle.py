@@ -87,11 +87,18 @@ class BackgroundSigner:
     _process: subprocess.Popen | None = None
 
     def __enter__(self) -> BackgroundSigner:
+        # its own session: a Ctrl-C in a notebook reaches this process only, which stops the signer itself
+        # (here or in __exit__) instead of the signer dying half-way through writing its summary
         self._process = subprocess.Popen(
             [sys.executable, "-m", "pqlab.bench.signing_load", self.algorithm, self.backend, str(self.cpu),
              str(self.message_octets), str(self.seed)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self._process.stdout.readline()
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            line = self._process.stdout.readline()
+        except BaseException:  # interrupted before the signer was ready: __exit__ will not run
+            self._process.kill()
+            self._process.communicate()
+            raise
         if not line:
             error = self._process.stderr.read().strip().splitlines()
             self._process.wait()

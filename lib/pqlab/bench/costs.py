@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 from pqlab import crypto
 from pqlab.amort import native
 from pqlab.amort.merkle import leaf_hash, node_hash
+from pqlab.amort.messages import RECORD_OCTETS
 from pqlab.bench import symmetric_timing as symmetric
 from pqlab.bench.harness import empty_call_overhead_ns, time_calls
 from pqlab.params import CostsParams, StudyParams
@@ -66,16 +67,16 @@ def _nothing() -> None:
 
 def _hmac_op(cfg: CostsParams) -> Operation:
     def prepare(rng: np.random.Generator, _: Path) -> Prepared:
-        key, record = rng.bytes(32), rng.bytes(cfg.record_octets)
+        key, record = rng.bytes(32), rng.bytes(RECORD_OCTETS)
         return (lambda: hmac.digest(key, record, "sha256")), _nothing
 
-    return Operation("hmac_sha256", f"HMAC-SHA-256, {cfg.record_octets}-octet record (Python hmac.digest)",
+    return Operation("hmac_sha256", f"HMAC-SHA-256, {RECORD_OCTETS}-octet record (Python hmac.digest)",
                      PER_REPORT, "HMAC-SHA-256", PYTHON_BACKEND, False, prepare)
 
 
 def _merkle_op(cfg: CostsParams) -> Operation:
     def prepare(rng: np.random.Generator, _: Path) -> Prepared:
-        record, sibling = rng.bytes(cfg.record_octets), rng.bytes(32)
+        record, sibling = rng.bytes(RECORD_OCTETS), rng.bytes(32)
         return (lambda: node_hash(sibling, leaf_hash(record))), _nothing
 
     return Operation("merkle_leaf_interior", "Merkle leaf and interior hash (Python hashlib)", PER_REPORT,
@@ -182,11 +183,11 @@ def native_samples(cfg: CostsParams, module: Any, trial: int) -> list[pd.DataFra
 def c_loop_samples(cfg: CostsParams, rng: np.random.Generator, trial: int) -> list[pd.DataFrame]:
     """One trial of Table I's symmetric operations timed in the C loop: ``reps`` samples per operation, each the
     mean of ``c_loop_batch`` calls; ``overhead_ns`` is the loop's own cost per call measured in the same rounds."""
-    inputs = symmetric.Inputs(rng.bytes(32), rng.bytes(cfg.record_octets), rng.bytes(32))
+    inputs = symmetric.Inputs(rng.bytes(32), rng.bytes(RECORD_OCTETS), rng.bytes(32))
     gross = symmetric.measure(tuple(C_LOOP_OPERATIONS), inputs, cfg.c_loop_batch, cfg.reps)
     loop = float(np.median(gross[symmetric.EMPTY]))
     return [pd.DataFrame({
-        "op_id": op_id, "operation": label.format(record=cfg.record_octets), "frequency": PER_REPORT,
+        "op_id": op_id, "operation": label.format(record=RECORD_OCTETS), "frequency": PER_REPORT,
         "algorithm": algorithm, "backend": C_LOOP_BACKEND, "in_table1": in_table1, "trial": trial,
         "rep": np.arange(cfg.reps), "ns": gross[op_id], "overhead_ns": loop,
     }) for op_id, (label, algorithm, in_table1) in C_LOOP_OPERATIONS.items()]
@@ -196,6 +197,22 @@ def _native_note(cfg: CostsParams, measured: bool, status: str) -> str:
     if measured:
         return f"timed in C by {status}: batch means of {cfg.native_iterations} calls"
     return "not measured: costs.native_batches is 0" if cfg.native_batches == 0 else f"not measured: {status}"
+
+
+def operation_samples(op: Operation, cfg: CostsParams, rng: np.random.Generator, folder: Path, *, trial: int,
+                      overhead: float, in_table1: bool) -> pd.DataFrame:
+    """One trial of one operation: ``reps`` (``reps_slow`` for a slow one) timed calls after ``warmup``, a row each."""
+    reps = cfg.reps_slow if op.slow else cfg.reps
+    call, cleanup = op.prepare(rng, folder)
+    try:
+        samples = time_calls(call, reps, warmup=cfg.warmup)
+    finally:
+        cleanup()
+    return pd.DataFrame({
+        "op_id": op.op_id, "operation": op.label, "frequency": op.frequency, "algorithm": op.algorithm,
+        "backend": op.backend, "in_table1": in_table1, "trial": trial, "rep": np.arange(reps), "ns": samples,
+        "overhead_ns": overhead,
+    })
 
 
 def measure(settings: StudyParams, data_dir: Path, progress: bool = True) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -226,18 +243,8 @@ def measure(settings: StudyParams, data_dir: Path, progress: bool = True) -> tup
             steps.update()
         for op in operations:
             steps.set_postfix_str(f"trial {trial + 1}: {op.label} [{op.backend}]")
-            reps = cfg.reps_slow if op.slow else cfg.reps
-            call, cleanup = op.prepare(rng, data_dir)
-            try:
-                samples = time_calls(call, reps, warmup=cfg.warmup)
-            finally:
-                cleanup()
-            frames.append(pd.DataFrame({
-                "op_id": op.op_id, "operation": op.label, "frequency": op.frequency,
-                "algorithm": op.algorithm, "backend": op.backend,
-                "in_table1": op.op_id + "@" + op.backend in in_table1,
-                "trial": trial, "rep": np.arange(reps), "ns": samples, "overhead_ns": overhead,
-            }))
+            frames.append(operation_samples(op, cfg, rng, data_dir, trial=trial, overhead=overhead,
+                                            in_table1=op.op_id + "@" + op.backend in in_table1))
             steps.update()
         if module is not None:
             steps.set_postfix_str(f"trial {trial + 1}: native fast-path primitives [C loop]")

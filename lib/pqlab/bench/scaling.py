@@ -33,10 +33,13 @@ def rounds_for(n: int, rounds: int, min_reports: int) -> int:
 
 
 def run_worker(job: dict[str, Any]) -> dict[str, Any]:
-    """One trial in a fresh interpreter (so identity counts never share a heap); MeasurementError on failure."""
+    """One trial in a fresh interpreter (so identity counts never share a heap); MeasurementError on failure.
+
+    The worker runs in its own session: a Ctrl-C in a notebook interrupts this process, and subprocess.run kills
+    the worker on the way out."""
     try:
         done = subprocess.run([sys.executable, "-m", WORKER], input=json.dumps(job), capture_output=True,
-                              text=True, timeout=WORKER_TIMEOUT_S, check=False)
+                              text=True, timeout=WORKER_TIMEOUT_S, check=False, start_new_session=True)
     except subprocess.TimeoutExpired as exc:
         raise MeasurementError(f"no result within {WORKER_TIMEOUT_S} s", field=f"scaling n={job['n']}") from exc
     if done.returncode != 0:

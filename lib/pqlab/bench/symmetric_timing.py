@@ -17,7 +17,8 @@ from types import ModuleType
 
 import numpy as np
 
-from pqlab.errors import PqlabError
+from pqlab.errors import SymmetricTimingError
+from pqlab.native_override import load_extension
 
 EMPTY = "empty"
 HMAC = "hmac_sha256"                  # key applied on every call: the whole HMAC computation
@@ -31,21 +32,14 @@ LABELS = {
     HMAC_ONESHOT: "HMAC-SHA-256 (EVP_Q_mac one-shot call)",
     LEAF_INTERIOR: "Merkle leaf and interior hash",
 }
-_cache: dict[str, ModuleType | str] = {}
 
 
 def load() -> ModuleType:
-    """The extension; PqlabError naming why when it is not built."""
-    if "module" not in _cache:
-        try:
-            from pqlab.bench import _symmetric
-            _cache["module"] = _symmetric
-        except ImportError as exc:
-            _cache["module"] = f"{type(exc).__name__}: {exc}"
-    found = _cache["module"]
+    """The extension; SymmetricTimingError naming why when it is not built."""
+    found = load_extension("pqlab.bench._symmetric")  # a sanitized build: PQLAB_SYMMETRIC_LIB (pqlab.bench)
     if isinstance(found, str):
-        raise PqlabError(f"the C timing loops are not available ({found}); run `make setup` (needs libssl-dev)",
-                         field="pqlab.bench._symmetric")
+        raise SymmetricTimingError(f"the C timing loops are not available ({found}); "
+                                   "run `make setup` (needs libssl-dev)", field="pqlab.bench._symmetric")
     return found
 
 
@@ -53,7 +47,7 @@ def status() -> tuple[bool, str]:
     """(available, what): the libcrypto the loops run against, or why they are unavailable."""
     try:
         module = load()
-    except PqlabError as exc:
+    except SymmetricTimingError as exc:
         return False, str(exc)
     if tuple(module.op_names()) != OPERATIONS:
         return False, f"pqlab.bench._symmetric has operations {module.op_names()}, expected {OPERATIONS}"
@@ -78,7 +72,8 @@ def python_twin(op: str, inputs: Inputs) -> bytes:
         return hashlib.sha256(b"\x01" + inputs.sibling + leaf).digest()
     if op == EMPTY:
         return bytes(32)
-    raise PqlabError(f"unknown operation {op!r}; known: {', '.join(OPERATIONS)}", field="op")
+    raise SymmetricTimingError(f"unknown operation {op!r}; known: {', '.join(OPERATIONS)}", field="op",
+                               code="SYM_E_ARGUMENT")
 
 
 def compute(op: str, inputs: Inputs) -> bytes:
@@ -88,7 +83,8 @@ def compute(op: str, inputs: Inputs) -> bytes:
 
 def _number(op: str) -> int:
     if op not in OPERATIONS:
-        raise PqlabError(f"unknown operation {op!r}; known: {', '.join(OPERATIONS)}", field="op")
+        raise SymmetricTimingError(f"unknown operation {op!r}; known: {', '.join(OPERATIONS)}", field="op",
+                               code="SYM_E_ARGUMENT")
     return OPERATIONS.index(op)
 
 

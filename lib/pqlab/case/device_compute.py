@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from pqlab.case.configurations import CaseConfig
 from pqlab.errors import ParamsError
-from pqlab.params import read_yaml
+from pqlab.params import read_table
 
 CLASSICAL = frozenset({"P-256", "ECDSA-P256", "ECDH-P256"})
 
@@ -52,11 +52,7 @@ class CycleTable(BaseModel):
 
 def load_cycles(path: str | Path) -> CycleTable:
     """Read and validate ``params/pqm4_cycles.yaml``."""
-    try:
-        return CycleTable.model_validate(read_yaml(path, "cycle table"))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ParamsError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", field=str(path)) from exc
+    return read_table(CycleTable, path, "cycle table")
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from pqlab.case.device_compute import CLASSICAL, CycleTable
 from pqlab.errors import ParamsError
-from pqlab.params import read_yaml
+from pqlab.params import read_table
 
 IMPLEMENTATIONS_FILE = "pqm4_implementations.yaml"  # in the project's params/ folder
 Operation = Literal["encaps", "decaps", "sign", "verify"]
@@ -70,11 +70,7 @@ class Pqm4Table(_Strict):
 
 def load_implementations(path: str | Path) -> Pqm4Table:
     """Read and validate ``params/pqm4_implementations.yaml``; a bad entry is a ParamsError naming it."""
-    try:
-        return Pqm4Table.model_validate(read_yaml(path, "pqm4 implementations table"))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ParamsError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", field=str(path)) from None
+    return read_table(Pqm4Table, path, "pqm4 implementations table")
 
 
 def _chosen(table: Pqm4Table, algorithm: str, implementation: str, field: str) -> dict[str, int]:

@@ -17,6 +17,7 @@ import numpy as np
 from pqlab.amort import amortisation as eq1
 from pqlab.errors import PqlabError
 from pqlab.figures import style
+from pqlab.params import MAX_APP_MESSAGE_OCTETS
 from pqlab.thread.model import MESSAGES
 from pqlab.whatif.amort import AmortAnswer
 from pqlab.whatif.case import CaseAnswer
@@ -36,7 +37,7 @@ def whatif_case_comparison(answers: Sequence[CaseAnswer]) -> plt.Figure:
     for index, message in enumerate(MESSAGES):
         values = [a.messages[message] for a in answers]
         sizes.barh(y + (index - 1.5) * height, values, height, color=MESSAGE_COLOURS[message], label=message)
-    limit = answers[0].limit if answers else 1178
+    limit = answers[0].limit if answers else MAX_APP_MESSAGE_OCTETS
     sizes.axvline(limit, color="black", linestyle="--", linewidth=1)
     sizes.annotate(f"{limit} B", (limit, len(answers) - 0.45), fontsize=7, ha="left", xytext=(3, 0),
                    textcoords="offset points")

@@ -434,6 +434,15 @@ def _check_key(reference: Reference, files: dict[str, str], where: str, ref: str
             raise ValueError(f"{where}: {filename}:{key}: {why}")
 
 
+def _register(seen: set[str], where: str, ident: str, paper: str, papers: Any) -> None:
+    """Add ``ident`` to ``seen``; ValueError naming ``where`` for a duplicate id or a paper not in ``papers``."""
+    if ident in seen:
+        raise ValueError(f"{where}: duplicate id")
+    seen.add(ident)
+    if paper not in papers:
+        raise ValueError(f"{where}.paper: unknown paper {paper!r}")
+
+
 def _check_references(reference: Reference, models: ModelLookup) -> None:
     """Cross-field rules: papers, stages, metrics files and keys named anywhere must exist (each key declared by its
     stage's typed metrics model); ids are unique; every sensitivity row has a main row; every coverage item has
@@ -448,11 +457,7 @@ def _check_references(reference: Reference, models: ModelLookup) -> None:
     main_ids = {q.id for q in reference.quantities if q.sensitivity is None}
     for q in reference.quantities:
         where = f"quantities (id {q.id})"
-        if q.id in seen:
-            raise ValueError(f"{where}: duplicate id")
-        seen.add(q.id)
-        if q.paper not in reference.papers:
-            raise ValueError(f"{where}.paper: unknown paper {q.paper!r}")
+        _register(seen, where, q.id, q.paper, reference.papers)
         if ":" not in q.metric:
             raise ValueError(f"{where}.metric: {q.metric!r} must be <file>:<dotted key>")
         for label, ref in q.refs():
@@ -462,21 +467,13 @@ def _check_references(reference: Reference, models: ModelLookup) -> None:
         if q.main is not None and q.main not in main_ids:
             raise ValueError(f"{where}.main: {q.main!r} is not the id of a main (non-sensitivity) row")
     for c in reference.consistency:
-        if c.id in seen:
-            raise ValueError(f"consistency (id {c.id}): duplicate id")
-        seen.add(c.id)
-        if c.paper not in reference.papers:
-            raise ValueError(f"consistency (id {c.id}).paper: unknown paper {c.paper!r}")
+        _register(seen, f"consistency (id {c.id})", c.id, c.paper, reference.papers)
         for name, raw in c.inputs.items():
             if printed(raw) is None:
                 _check_key(reference, files, f"consistency (id {c.id}).inputs.{name}", str(raw), "", models)
     items: set[str] = set()
     for c in reference.coverage:
-        if c.id in items:
-            raise ValueError(f"coverage (id {c.id}): duplicate id")
-        items.add(c.id)
-        if c.paper not in reference.papers:
-            raise ValueError(f"coverage (id {c.id}).paper: unknown paper {c.paper!r}")
+        _register(items, f"coverage (id {c.id})", c.id, c.paper, reference.papers)
         if c.stage is not None and c.stage not in reference.stages:
             raise ValueError(f"coverage (id {c.id}).stage: unknown stage {c.stage!r}")
         if not reference.rows_of(c):

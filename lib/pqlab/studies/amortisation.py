@@ -27,7 +27,7 @@ from pqlab.errors import OutputError, StudyInputError
 from pqlab.figures.amortisation import amortisation_sensitivity, fig3_amortisation, fig4_tradeoff
 from pqlab.params import AmortisationParams, StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet
+from pqlab.studies.outputs import OutputSet, rounded
 from pqlab.studies.result import StudyResult
 from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
@@ -647,7 +647,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     table = table2(compared, means, cfg)
     model = model_table(inputs, cfg)
     detection = omission_table(omission)
-    by_backend = _rounded(claims)
+    by_backend = rounded(claims, significant=4)
     curve = curve_csv(compared)
     load = {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in load_end]}
     sweep_info = {"result": measured, "points": points, "errors": errors, "means": means, "path": path_inputs,
@@ -681,10 +681,10 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.parquet(paths.derived / "amortisation_sweep_plan.parquet", measured.plan, metadata)
         out.parquet(paths.derived / "amortisation_sensitivity.parquet", sensitivity, metadata)
         out.text(paths.derived / "amortisation_curve.csv", curve.to_csv(index=False))
-        out.table(table, paths.amort_figs / "table2_amortised", markdown=_rounded(table))
-        out.table(model, paths.amort_figs / "amortisation_model", markdown=_rounded(model))
+        out.table(table, paths.amort_figs / "table2_amortised", markdown=rounded(table, significant=4))
+        out.table(model, paths.amort_figs / "amortisation_model", markdown=rounded(model, significant=4))
         out.table(claims, paths.amort_figs / "amortisation_by_backend", markdown=by_backend)
-        out.table(detection, paths.amort_figs / "omission_detection", markdown=_rounded(detection))
+        out.table(detection, paths.amort_figs / "omission_detection", markdown=rounded(detection, significant=4))
         for stem, figure in figures.items():
             out.figure(figure, paths.amort_figs / stem)
         out.metrics(paths.derived / "amortisation_metrics.json", headline, label="MAC + leaf floor (Eq. 1)",
@@ -700,13 +700,6 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
                              "plan": measured.plan, "path_probe": measured.path, "fsync_probe": measured.fsync,
                              "omission": omission, "equivocation": equivocation, "sensitivity": sensitivity,
                              "sensitivity_points": sensitivity_points, "curve": curve, "metadata": metadata})
-
-
-def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
-    out = frame.copy()
-    for column in out.select_dtypes("float").columns:
-        out[column] = out[column].map(lambda v: float(f"{v:.4g}"))
-    return out
 
 
 def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: pd.DataFrame,

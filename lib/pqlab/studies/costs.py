@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import pandas as pd
 
 from pqlab import crypto, machine
 from pqlab.bench import costs
 from pqlab.figures.costs import fig2_costs
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet, scratch_dir
+from pqlab.studies.outputs import OutputSet, rounded, scratch_dir
 from pqlab.studies.result import StudyResult
 from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
@@ -105,15 +104,6 @@ class CostsMetrics(StageMetrics):
 METRICS = CostsMetrics
 
 
-def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
-    """Times to three decimals for the markdown table (p-values keep their significant digits)."""
-    out = frame.copy()
-    for column in out.select_dtypes("float").columns:
-        if column != "p_value":
-            out[column] = out[column].round(3)
-    return out
-
-
 def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Measure, summarise, plot and write every output; nothing is written until all measurements are done."""
     paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
@@ -136,8 +126,10 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.parquet(paths.raw / "costs.parquet", raw, metadata)
         out.parquet(paths.derived / "costs_stats.parquet", stats, metadata)
         out.parquet(paths.derived / "costs_backend_comparison.parquet", comparison, metadata)
-        out.table(table, paths.amort_figs / "table1_costs", markdown=_rounded(table))
-        out.table(comparison, paths.amort_figs / "table1_backend_comparison", markdown=_rounded(comparison))
+        # times to three decimals in the markdown tables; p-values keep their significant digits
+        out.table(table, paths.amort_figs / "table1_costs", markdown=rounded(table, decimals=3, keep=("p_value",)))
+        out.table(comparison, paths.amort_figs / "table1_backend_comparison",
+                  markdown=rounded(comparison, decimals=3, keep=("p_value",)))
         out.figure(figure, paths.amort_figs / "fig2_costs")
         signer = settings.costs.signers[0]
         out.metrics(paths.derived / "costs_metrics.json", headline, label=f"{signer} sign median",

@@ -65,6 +65,23 @@ def free_octets(folder: str | Path) -> int | None:
         return None
 
 
+def rounded(frame: pd.DataFrame, *, decimals: int | None = None, significant: int | None = None,
+            keep: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A copy whose float columns (except ``keep``) are rounded to ``decimals`` places or ``significant`` digits:
+    what a markdown table shows beside the full-precision CSV."""
+    if (decimals is None) == (significant is None):
+        raise ValueError("give decimals or significant digits, not both or neither")
+    out = frame.copy()
+    for column in out.select_dtypes("float").columns:
+        if column in keep:
+            continue
+        if significant is None:
+            out[column] = out[column].round(decimals)
+        else:
+            out[column] = out[column].map(lambda v: float(f"{v:.{significant}g}"))
+    return out
+
+
 def _markdown(frame: pd.DataFrame, floatfmt: str) -> str:
     return frame.to_markdown(index=False, floatfmt=floatfmt) + "\n"
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
-import pandas as pd
 from tqdm.auto import tqdm
 
 from pqlab import machine
@@ -19,7 +18,7 @@ from pqlab.amort.recovery.tpm import client_versions
 from pqlab.figures.recovery import fig_recovery
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet
+from pqlab.studies.outputs import OutputSet, rounded
 from pqlab.studies.result import StudyResult
 from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
 
@@ -114,22 +113,6 @@ SOFTWARE_TPM_NOTE = ("swtpm is a software TPM: its NV writes go to a file on thi
                      "differ from a discrete TPM's; the counts must not")
 
 
-def _config(settings: StudyParams) -> trials.RecoveryConfig:
-    rp = settings.recovery
-    return trials.RecoveryConfig(window=rp.window, k=rp.k, rollback_depth=rp.rollback_depth,
-                                 interrupted_epochs=rp.interrupted_epochs, restart_max_reports=rp.restart_max_reports,
-                                 clean_checkpoints=rp.clean_checkpoints, max_restarts=rp.max_restarts,
-                                 restart_window_ms=rp.restart_window_ms, nv_index=rp.nv_index,
-                                 checkpoint_signer=rp.checkpoint_signer)
-
-
-def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
-    out = frame.copy()
-    for column in out.select_dtypes("float").columns:
-        out[column] = out[column].round(2)
-    return out
-
-
 def _tpm_info(spec: str) -> dict[str, Any]:
     software = spec == "swtpm"
     return {"spec": spec, "software": software, "swtpm": swtpm_version() if software else None,
@@ -141,12 +124,11 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     """Run every trial against a real TPM (a private swtpm unless ``recovery.tpm`` names a device), then write."""
     paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
     rp = settings.recovery
-    config = _config(settings)
     load_before = os.getloadavg()
     jobs = len(trials.plan(rp.trials, rp.restart_trials, rp.crash_trials))
     with tempfile.TemporaryDirectory(prefix="pqlab-recovery-") as tmp, tpm_endpoint(rp.tpm, tmp) as tcti, \
             tqdm(total=jobs, desc="recovery trials", unit="trial", disable=not progress) as bar:
-        world = trials.World.create(config, Path(tmp) / "trials", tcti)
+        world = trials.World.create(rp, Path(tmp) / "trials", tcti)
         data = trials.run_trials(world, trials=rp.trials, restart_trials=rp.restart_trials,
                                  crash_trials=rp.crash_trials, reservation_samples=rp.reservation_samples,
                                  seed=settings.seed, progress=bar.update)
@@ -167,9 +149,9 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         out.parquet(paths.raw / "recovery_restart.parquet", data.restart, metadata)
         out.parquet(paths.raw / "recovery_crashes.parquet", data.crashes, metadata)
         out.parquet(paths.raw / "recovery_reservations.parquet", data.reservations, metadata)
-        out.table(table4, paths.amort_figs / "table4_recovery", markdown=_rounded(table4))
+        out.table(table4, paths.amort_figs / "table4_recovery", markdown=rounded(table4, decimals=2))
         out.table(crash, paths.amort_figs / "recovery_crash_injection")
-        out.table(restart, paths.amort_figs / "recovery_restart", markdown=_rounded(restart))
+        out.table(restart, paths.amort_figs / "recovery_restart", markdown=rounded(restart, decimals=2))
         out.figure(figure, paths.amort_figs / "fig_recovery")
         out.metrics(paths.derived / "recovery_metrics.json", headline, label="crash trials safe",
                     key="crash.fail_secure_or_resume_fraction", unit="fraction")

@@ -212,7 +212,7 @@ def model_parameters(params: ThreadParams) -> dict:
     controller_first = timers(params, sender_is_device=False)[0]
     return {
         "max_app_payload_bytes": f.max_app_payload, "ipv6_mtu_bytes": f.ip6_fragment_payload + 48,
-        "mac_overhead_bytes": f.mac_overhead_bytes, "max_psdu_bytes": params.max_psdu_bytes,
+        "mac_overhead_bytes": f.mac_overhead_bytes, "max_psdu_bytes": f.max_psdu_bytes,
         "byte_time_us": params.byte_time_us, "direct_retries": params.mac_max_frame_retries,
         "indirect_attempts": params.indirect_attempts, "reassembly_timeout_ms": params.reassembly_timeout_ms,
         "mrp_device_interval_ms": params.mrp_device_interval_ms,

@@ -24,7 +24,7 @@ from pqlab import crypto, io
 from pqlab.amort import amortisation as eq1
 from pqlab.amort import fastpath, native
 from pqlab.bench import costs
-from pqlab.bench.harness import empty_call_overhead_ns, time_calls
+from pqlab.bench.harness import empty_call_overhead_ns
 from pqlab.bench.scaling import checkpoint_octets
 from pqlab.case import algorithms as case_algorithms
 from pqlab.errors import ParamsError, PqlabError
@@ -125,17 +125,8 @@ def _probe(settings: StudyParams, op_ids: set[str], signer: str, backend: str, f
     rng = np.random.default_rng(settings.seed)
     frames = []
     for op in costs.table1_operations(cfg):
-        if op.op_id not in op_ids:
-            continue
-        reps = cfg.reps_slow if op.slow else cfg.reps
-        call, cleanup = op.prepare(rng, folder)
-        try:
-            samples = time_calls(call, reps, warmup=cfg.warmup)
-        finally:
-            cleanup()
-        frames.append(pd.DataFrame({"op_id": op.op_id, "operation": op.label, "frequency": op.frequency,
-                                    "algorithm": op.algorithm, "backend": op.backend, "in_table1": False, "trial": 0,
-                                    "rep": np.arange(reps), "ns": samples, "overhead_ns": overhead}))
+        if op.op_id in op_ids:
+            frames.append(costs.operation_samples(op, cfg, rng, folder, trial=0, overhead=overhead, in_table1=False))
     if op_ids & set(costs.NATIVE_OPERATIONS):
         frames += [f for f in costs.native_samples(cfg, native.load(), 0) if f["op_id"].iloc[0] in op_ids]
     raw = pd.concat(frames, ignore_index=True)

@@ -10,7 +10,8 @@ from pqlab.amort import kdf, merkle
 from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, case
 from pqlab.amort.attacks.tamper import forge, set_record, two_devices
 from pqlab.amort.controller import Pending, spans_of
-from pqlab.amort.messages import Disclosure, InclusionProof, Record
+from pqlab.amort.lab import Lab
+from pqlab.amort.messages import RECORD_LAYOUT, RECORD_OCTETS, Disclosure, InclusionProof, Record
 
 
 # ---------------------------------------------------------------- Table VI: cryptographic (C)
@@ -57,15 +58,20 @@ def a05(ctx: Context) -> Outcome:
     return attempt(lambda: auditor.ingest_checkpoint(tampered))
 
 
+def _verify_origin(lab: Lab, dev_id: bytes, j: int, disc: bytes) -> Outcome:
+    """What an auditor says of the disclosure ``disc`` for report ``j`` of the device's epoch 1, with its proof."""
+    leaf, proof = lab.controller.inclusion(dev_id, 1, j)
+    auditor = lab.auditor()
+    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+
+
 @case("A06", "C", "Disclosed key not on the committed chain", "CHAIN_FAIL")
 def a06(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx)
     lab.stream([a, b], 4)
     a.receive_checkpoint(lab.controller.checkpoint())
     disc = Disclosure.decode(a.disclose(2)).replace(key=random.Random(ctx.seed).randbytes(32)).encode()
-    leaf, proof = lab.controller.inclusion(a.dev_id, 1, 2)
-    auditor = lab.auditor()
-    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+    return _verify_origin(lab, a.dev_id, 2, disc)
 
 
 @case("A07", "C", "Forged Merkle inclusion proof", "PROOF_FAIL")
@@ -101,9 +107,7 @@ def a22(ctx: Context) -> Outcome:
         lab.controller.ingest(forged if data == reports[4] else data)
     lab.controller.checkpoint()
     disc = Disclosure(a.dev_id, 1, 3, guess).encode()
-    leaf, proof = lab.controller.inclusion(a.dev_id, 1, 3)
-    auditor = lab.auditor()
-    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+    return _verify_origin(lab, a.dev_id, 3, disc)
 
 
 # ---------------------------------------------------------------- Table VI: protocol-semantic (S)
@@ -235,15 +239,20 @@ def a19(ctx: Context) -> Outcome:
     return attempt(lambda: lab.feed(auditor, commits[2]))
 
 
+def _forged_batch(lab: Lab, dev_id: bytes, seq: int, state: bytes) -> list[Pending]:
+    """The controller's pending batch, taken from it, with the device's report ``seq`` replaced by a record the
+    controller forges over the digest of ``state``."""
+    batch, lab.controller.batch = lab.controller.batch, []
+    victim = next(p for p in batch if p.dev_id == dev_id and p.seq == seq)
+    forged = forge(lab.controller, dev_id, victim.leaf, digest=hashlib.sha256(state).digest())
+    return [Pending(p.dev_id, p.epoch, p.seq, forged) if p is victim else p for p in batch]
+
+
 @case("A20", "S", "Controller omits and substitutes a record", "PROOF_FAIL")
 def a20(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx, k=1_000)
     lab.stream([a, b], 5)
-    batch, lab.controller.batch = lab.controller.batch, []
-    victim = next(p for p in batch if p.dev_id == a.dev_id and p.seq == 3)
-    forged = forge(lab.controller, a.dev_id, victim.leaf, digest=hashlib.sha256(b"benign-looking").digest())
-    batch = [Pending(p.dev_id, p.epoch, p.seq, forged) if p is victim else p for p in batch]
-    ckpt = lab.controller.commit(batch)
+    ckpt = lab.controller.commit(_forged_batch(lab, a.dev_id, 3, b"benign-looking"))
     auditor = lab.auditor()  # mechanism (a) alone accepts: count and ranges are intact
     mine = [a.current.reports[s] for s in range(1, 6)]
     return attempt(lambda: auditor.verify_subtree(ckpt, a.dev_id, 1, mine))
@@ -253,15 +262,10 @@ def a20(ctx: Context) -> Outcome:
 def a21(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx, k=1_000)
     lab.stream([a, b], 3)
-    batch, lab.controller.batch = lab.controller.batch, []
-    victim = next(p for p in batch if p.dev_id == a.dev_id and p.seq == 2)
-    forged = forge(lab.controller, a.dev_id, victim.leaf, digest=hashlib.sha256(b"forged state").digest())
-    ckpt = lab.controller.commit([Pending(p.dev_id, p.epoch, p.seq, forged) if p is victim else p for p in batch])
+    ckpt = lab.controller.commit(_forged_batch(lab, a.dev_id, 2, b"forged state"))
     a.receive_checkpoint(ckpt, check_subtree=False)  # mechanism (b) device: releases K_j once j is committed
     disc = a.disclose(2)
-    leaf, proof = lab.controller.inclusion(a.dev_id, 1, 2)
-    auditor = lab.auditor()
-    return attempt(lambda: auditor.verify_origin(leaf, disc, proof))
+    return _verify_origin(lab, a.dev_id, 2, disc)
 
 
 @case("A23", "S", "Device replays sequence after restart", "MAC_FAIL")
@@ -279,7 +283,7 @@ def a23(ctx: Context) -> Outcome:
 @case("A24", "D", "Record truncated", "TRUNCATED")
 def a24(ctx: Context) -> Outcome:
     lab, a, _ = two_devices(ctx)
-    data = lab.report(a)[:random.Random(ctx.seed).randrange(1, 83)]
+    data = lab.report(a)[:random.Random(ctx.seed).randrange(1, RECORD_OCTETS)]
     return attempt(lambda: lab.controller.ingest(data))
 
 
@@ -302,7 +306,7 @@ def a26(ctx: Context) -> Outcome:
 def a27(ctx: Context) -> Outcome:
     lab, a, _ = two_devices(ctx)
     data = bytearray(lab.report(a))
-    data[12] = 2  # the version octet (docs/protocol.md, record offset 12)
+    data[RECORD_LAYOUT["version"][1]] = 2  # the version octet
     return attempt(lambda: lab.controller.ingest(bytes(data)))
 
 

@@ -6,38 +6,18 @@ AddressSanitizer + UBSan build); otherwise the one ``pip install -e .`` built be
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
 from types import ModuleType
 
 from pqlab.amort.errors import FastpathError
+from pqlab.native_override import load_extension
 
 ENV = "PQLAB_AMORT_NATIVE_LIB"
 MODULE = "pqlab.amort.native._amort_native"
-_cache: dict[str, ModuleType | str] = {}
-
-
-def _import() -> ModuleType:
-    override = os.environ.get(ENV)
-    if not override:
-        return importlib.import_module(MODULE)
-    spec = importlib.util.spec_from_file_location(MODULE, override)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"{ENV}={override} is not a loadable extension")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def load() -> ModuleType:
     """The extension module; FastpathError (naming the reason) when it is not built or does not load."""
-    if "module" not in _cache:
-        try:
-            _cache["module"] = _import()
-        except ImportError as exc:
-            _cache["module"] = f"{type(exc).__name__}: {exc}"
-    found = _cache["module"]
+    found = load_extension(MODULE, ENV)
     if isinstance(found, str):
         raise FastpathError(f"the native AMORT-V1 fast path is not available ({found}); "
                             "run `make setup` (needs libssl-dev)", field="path")

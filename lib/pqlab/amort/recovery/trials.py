@@ -32,6 +32,7 @@ from pqlab.amort.recovery.reservation import Reserver, TpmReserver
 from pqlab.amort.recovery.resume import RecoveryController
 from pqlab.amort.recovery.state import ARMS, ProverState
 from pqlab.amort.recovery.tpm import NvCounter, ensure_counter, remove_counter
+from pqlab.params import RecoveryParams
 
 CONTROLLER_ID = b"CTRL-REC"
 DEV_ID = b"PLC-R001"
@@ -47,32 +48,16 @@ Progress = Callable[[int], None]
 Counter_ = dict[str, int]
 
 
-@dataclass(frozen=True)
-class RecoveryConfig:
-    """Knobs of the §V-H experiments (defaults: the paper's R = 64 and k = 64)."""
-
-    window: int = 64                 # R: sequence numbers per reservation
-    k: int = 64                      # checkpoint interval in the restart experiment
-    rollback_depth: int = 2          # the stale state file is this many reservations behind the killed one
-    interrupted_epochs: int = 2      # restart experiment: SIGKILLed epochs per trial before the clean one
-    restart_max_reports: int = 256   # restart experiment: kill point drawn from 1..this
-    clean_checkpoints: int = 2       # restart experiment: the clean epoch sends this many × k reports
-    max_restarts: int = 3            # controller policy: ERR_RESTART_RATE beyond this many opens per window
-    restart_window_ms: int = 60_000
-    nv_index: int = 0x01800100
-    checkpoint_signer: str = "ML-DSA-65"
-
-    @property
-    def post_reports(self) -> int:
-        """Reports after the restart: enough to run past every number a stale state could re-issue."""
-        return (self.rollback_depth + 1) * self.window
+def post_reports(config: RecoveryParams) -> int:
+    """Reports after the restart: enough to run past every number a stale state could re-issue."""
+    return (config.rollback_depth + 1) * config.window
 
 
 @dataclass
 class World:
     """Long-term keys shared by every trial of a run, the TPM endpoint, and the working directory."""
 
-    config: RecoveryConfig
+    config: RecoveryParams
     workdir: Path
     tcti: str | None
     ca: CertificateAuthority
@@ -82,7 +67,7 @@ class World:
     counters: list[int] = field(default_factory=list)
 
     @classmethod
-    def create(cls, config: RecoveryConfig, workdir: Path, tcti: str | None) -> World:
+    def create(cls, config: RecoveryParams, workdir: Path, tcti: str | None) -> World:
         from cryptography.hazmat.primitives.asymmetric import mlkem
 
         ca = CertificateAuthority(SigningKey.generate("ML-DSA-65"))
@@ -242,7 +227,7 @@ def arm_trial(world: World, arm: str, scenario: str, trial: int, seed: int) -> d
         with world.spawn(pdir, arm, f"{seed}:{arm}:{scenario}:{trial}", 2) as second:
             link2 = Link(second, ctrl, DEV_ID)
             link2.ready()
-            link2.run(cfg.post_reports)
+            link2.run(post_reports(cfg))
         ctrl.log.close()
     after = link2.log
     other = {k: v for k, v in after.outcomes.items() if k not in ("accepted", Code.SEQ_DUPLICATE.value)}

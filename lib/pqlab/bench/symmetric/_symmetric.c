@@ -1,4 +1,8 @@
-/* CPython binding of sym_timing (pqlab.bench._symmetric): Table I's symmetric operations timed in C. */
+/* CPython binding of sym_timing (pqlab.bench._symmetric): Table I's symmetric operations timed in C.
+ *
+ * Every integer argument is range-checked as a Python int before any conversion (bench_binding.h), the output
+ * buffer's size is checked before it is computed, no C API call is made with an exception pending, and failures
+ * raise pqlab.errors.SymmetricTimingError naming the argument, with the loop's sym_status name as its code. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -7,19 +11,20 @@
 #include "bench_binding.h"
 #include "sym_timing.h"
 
-static PyObject *PqlabError;
+static PyObject *SymmetricTimingError;
 
-/* Raise PqlabError naming field (MemoryError for SYM_E_NOMEM); returns NULL. */
+/* Raise SymmetricTimingError(message, field=field, code=<status name>) (MemoryError for SYM_E_NOMEM); NULL. */
 static PyObject *raise_status(sym_status status, const char *field, const char *message) {
     if (status == SYM_E_NOMEM) return PyErr_NoMemory();
-    return pq_raise(PqlabError, Py_BuildValue("{s:s}", "field", field), message ? message : sym_status_name(status));
+    return pq_raise(SymmetricTimingError, Py_BuildValue("{s:s,s:s}", "field", field, "code", sym_status_name(status)),
+                    message ? message : sym_status_name(status));
 }
 
 static PyObject *invalid(const char *field, const char *message) {
     return raise_status(SYM_E_ARGUMENT, field, message);
 }
 
-/* An integer in [low, high] (a Python int of any size is range-checked, never wrapped), else PqlabError. */
+/* An integer in [low, high] (a Python int of any size is range-checked, never wrapped), else SymmetricTimingError. */
 static int bounded(PyObject *obj, long long low, long long high, const char *field, long long *out) {
     return pq_bounded_arg(obj, low, high, field, out, invalid);
 }
@@ -141,8 +146,8 @@ static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_symmetric",
 PyMODINIT_FUNC PyInit__symmetric(void) {
     PyObject *errors = PyImport_ImportModule("pqlab.errors");
     if (errors == NULL) return NULL;
-    PqlabError = PyObject_GetAttrString(errors, "PqlabError");
+    SymmetricTimingError = PyObject_GetAttrString(errors, "SymmetricTimingError");
     Py_DECREF(errors);
-    if (PqlabError == NULL) return NULL;
+    if (SymmetricTimingError == NULL) return NULL;
     return PyModule_Create(&module_def);
 }
