@@ -75,10 +75,36 @@ def _print_written(result) -> None:
         print(f"wrote {path}")
 
 
+def _measure_only(args: argparse.Namespace, stage: str) -> int:
+    """``--measure-only``: run the stage's measurement and write just its raw files, saying where."""
+    import importlib
+
+    from pqlab.studies import raw_samples
+
+    settings, paths = _settings_and_paths(args)
+    raw = raw_samples.spec(stage)
+    measure = importlib.import_module(f"pqlab.studies.{raw.measure_stage}").measure
+    for path in measure(settings, paths, progress=not getattr(args, "quiet", False)):
+        print(f"wrote {path} (raw samples of {stage}; `pqlab raw import` it into another clone)")
+    return 0
+
+
+def _raw_import(args: argparse.Namespace) -> int:
+    from pqlab.studies import raw_samples
+
+    settings, paths = _settings_and_paths(args)
+    for file in args.files:
+        target = raw_samples.import_file(file, settings, paths)
+        print(f"imported {file} as {target}")
+    return 0
+
+
 def _costs(args: argparse.Namespace) -> int:
     from pqlab.studies import costs
 
-    result = costs.run(*_settings_and_paths(args), progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "costs")
+    result = costs.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
     print(result.tables["table1_costs"].to_string(index=False))
     _print_written(result)
     return 0
@@ -327,6 +353,15 @@ def _study_arguments(parser: argparse.ArgumentParser, out_dir: bool = True) -> N
                             "(default: the params file's project)")
 
 
+def _measuring_arguments(parser: argparse.ArgumentParser) -> None:
+    """A measuring study's two halves on their own: the measurement (dvc's measure_<stage>) or the analysis."""
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--measure-only", action="store_true",
+                      help="run the measurement and write only its raw files under data/raw (for another machine)")
+    mode.add_argument("--analyse-only", action="store_true",
+                      help="analyse the raw files in place; fail if they are missing, never measure")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pqlab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -343,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     costs = sub.add_parser("costs", help="run the AMORT-V1 cost characterisation (Table I, Fig. 2)")
     _study_arguments(costs)
     costs.add_argument("--quiet", action="store_true", help="no progress bar")
+    _measuring_arguments(costs)
     costs.set_defaults(func=_costs)
 
     attacks = sub.add_parser("attacks", help="run the AMORT-V1 attack matrix (Table VI and extra cases)")
@@ -453,6 +489,14 @@ def build_parser() -> argparse.ArgumentParser:
     _study_arguments(origin)
     origin.add_argument("--quiet", action="store_true", help="no progress bar")
     origin.set_defaults(func=_device_origin)
+
+    raw = sub.add_parser("raw", help="raw samples measured elsewhere")
+    raw_sub = raw.add_subparsers(dest="raw_command", required=True)
+    raw_in = raw_sub.add_parser("import", help="validate raw-sample files from another machine (schema, provenance, "
+                                "checksum, stage, measurement parameters) and put them in place under data/raw")
+    raw_in.add_argument("files", nargs="+", metavar="FILE")
+    _study_arguments(raw_in)
+    raw_in.set_defaults(func=_raw_import)
 
     from pqlab.cli_whatif import add_parser as add_whatif  # argparse only: the work is imported when it runs
 
