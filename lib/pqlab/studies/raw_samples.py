@@ -58,6 +58,10 @@ MEASURING: dict[str, RawSpec] = {spec.stage: spec for spec in (
             {"costs.parquet": ("op_id", "operation", "frequency", "algorithm", "backend", "in_table1", "trial",
                                "net_ns", "overhead_ns")},
             ("costs",), ("costs.bootstrap_resamples", "costs.confidence")),
+    RawSpec("control_cycle", "control-cycle",
+            {"control_cycle_samples.parquet": ("configuration", "cycle", "response_ns", "latency_ns", "execution_ns",
+                                               "evidence", "evidence_ns")},
+            ("control_cycle",), ("control_cycle.deadline_us",)),
 )}
 
 
@@ -231,18 +235,19 @@ def needs_measuring(raw: RawSpec, settings: StudyParams, paths: ProjectPaths) ->
 
 
 def prepare(stage: str, settings: StudyParams, paths: ProjectPaths, *, analyse_only: bool,
-            progress: bool = True) -> None:
+            progress: bool = True) -> list[Path]:
     """Before an analysis: with ``analyse_only`` (the pipeline) only check the raw files exist; otherwise measure
     first when they are missing or do not match (``pqlab.studies.measure_<stage>``, imported only then, so the
-    analysis stage's import closure holds no measurement code)."""
+    analysis stage's import closure holds no measurement code). Returns the raw files it wrote."""
     raw = spec(stage)
     if analyse_only:
         for path in raw.raw_paths(paths):
             if not path.exists():
                 raise missing_error(raw, path)
-        return
-    if needs_measuring(raw, settings, paths) is not None:
-        importlib.import_module(f"pqlab.studies.{raw.measure_stage}").measure(settings, paths, progress=progress)
+        return []
+    if needs_measuring(raw, settings, paths) is None:
+        return []
+    return importlib.import_module(f"pqlab.studies.{raw.measure_stage}").measure(settings, paths, progress=progress)
 
 
 def analysis_metadata(raw_metadata: dict[str, Any], raw: RawSpec, settings: StudyParams) -> dict[str, Any]:
