@@ -99,10 +99,8 @@ METRICS = ControlCycleMetrics
 def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True,
         analyse_only: bool = False) -> StudyResult:
     """Measure when the raw samples are missing or do not match (never with ``analyse_only``), then analyse."""
-    measured = raw_samples.prepare(STAGE, settings, paths, analyse_only=analyse_only, progress=progress)
-    result = analyse(settings, paths)
-    result.files[:0] = measured
-    return result
+    return raw_samples.measured_then_analysed(STAGE, analyse, settings, paths, analyse_only=analyse_only,
+                                              progress=progress)
 
 
 def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:

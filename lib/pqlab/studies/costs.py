@@ -120,10 +120,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True,
         analyse_only: bool = False) -> StudyResult:
     """Measure when the raw samples are missing or were measured with other parameters (never with
     ``analyse_only``, the pipeline's analysis stage), then analyse them."""
-    measured = raw_samples.prepare(STAGE, settings, paths, analyse_only=analyse_only, progress=progress)
-    result = analyse(settings, paths)
-    result.files[:0] = measured
-    return result
+    return raw_samples.measured_then_analysed(STAGE, analyse, settings, paths, analyse_only=analyse_only,
+                                              progress=progress)
 
 
 def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:

@@ -18,6 +18,7 @@ import json
 import os
 import secrets
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from pqlab.io import copy_atomic, parquet_has_digest, read_parquet, read_parquet
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
+from pqlab.studies.result import StudyResult
 
 PROVENANCE_KEY = "raw_samples"  # the provenance block inside a raw file's ``pqlab`` metadata
 
@@ -248,6 +250,17 @@ def prepare(stage: str, settings: StudyParams, paths: ProjectPaths, *, analyse_o
     if needs_measuring(raw, settings, paths) is None:
         return []
     return importlib.import_module(f"pqlab.studies.{raw.measure_stage}").measure(settings, paths, progress=progress)
+
+
+def measured_then_analysed(stage: str, analyse: Callable[[StudyParams, ProjectPaths], StudyResult],
+                           settings: StudyParams, paths: ProjectPaths, *, analyse_only: bool,
+                           progress: bool = True) -> StudyResult:
+    """A measuring study's ``run``: :func:`prepare` (measure if needed, unless ``analyse_only``), then ``analyse``;
+    the result lists the raw files it measured before the analysis outputs."""
+    measured = prepare(stage, settings, paths, analyse_only=analyse_only, progress=progress)
+    result = analyse(settings, paths)
+    result.files[:0] = measured
+    return result
 
 
 def analysis_metadata(raw_metadata: dict[str, Any], raw: RawSpec, settings: StudyParams) -> dict[str, Any]:
