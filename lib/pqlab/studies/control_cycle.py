@@ -96,13 +96,6 @@ class ControlCycleMetrics(StageMetrics):
 
 METRICS = ControlCycleMetrics
 
-def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True,
-        analyse_only: bool = False) -> StudyResult:
-    """Measure when the raw samples are missing or do not match (never with ``analyse_only``), then analyse."""
-    return raw_samples.measured_then_analysed(STAGE, analyse, settings, paths, analyse_only=analyse_only,
-                                              progress=progress)
-
-
 def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
     """Summarise every configuration, draw Fig. 6, write the summary, tables and metrics."""
     paths.check_writable(paths.derived, paths.amort_figs)
@@ -135,3 +128,6 @@ def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
     return StudyResult(STAGE, figures={"fig6_scan": figure},
                        tables={"fig6_scan_summary": table, "control_cycle_scan_cost": cost}, metrics=headline,
                        files=out.written, data={"samples": samples, "summary": summary, "runs": runs})
+
+
+run = raw_samples.runner(STAGE, analyse)

@@ -116,14 +116,6 @@ def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True,
-        analyse_only: bool = False) -> StudyResult:
-    """Measure when the raw samples are missing or were measured with other parameters (never with
-    ``analyse_only``, the pipeline's analysis stage), then analyse them."""
-    return raw_samples.measured_then_analysed(STAGE, analyse, settings, paths, analyse_only=analyse_only,
-                                              progress=progress)
-
-
 def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
     """Summarise, compare, plot and write every output from data/raw/costs.parquet."""
     paths.check_writable(paths.derived, paths.amort_figs)
@@ -154,3 +146,6 @@ def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
     return StudyResult(STAGE, figures={"fig2_costs": figure},
                        tables={"table1_costs": table, "table1_backend_comparison": comparison},
                        metrics=headline, files=out.written, data={"raw": raw, "stats": stats, "metadata": metadata})
+
+
+run = raw_samples.runner(STAGE, analyse)

@@ -64,6 +64,13 @@ MEASURING: dict[str, RawSpec] = {spec.stage: spec for spec in (
             {"control_cycle_samples.parquet": ("configuration", "cycle", "response_ns", "latency_ns", "execution_ns",
                                                "evidence", "evidence_ns")},
             ("control_cycle",), ("control_cycle.deadline_us",)),
+    RawSpec("device_origin", "device-origin",
+            {"device_origin_auditor.parquet": ("k", "component", "us_per_report"),
+             "device_origin_delays.parquet": ("k", "delay_records"),
+             "device_origin_tags.parquet": ("tags", "us_per_report"),
+             "device_origin_prover.parquet": ("one_tag_ns", "two_tag_ns"),
+             "device_origin_chain_setup.parquet": ("chain_us_per_report",)},
+            ("device_origin", "amort"), ("device_origin.report_rate_hz",)),
 )}
 
 
@@ -261,6 +268,18 @@ def measured_then_analysed(stage: str, analyse: Callable[[StudyParams, ProjectPa
     result = analyse(settings, paths)
     result.files[:0] = measured
     return result
+
+
+def runner(stage: str, analyse: Callable[[StudyParams, ProjectPaths], StudyResult]) -> Callable[..., StudyResult]:
+    """The ``run(settings, paths, *, progress=True, analyse_only=False)`` of a measuring study's module: measure
+    when the raw samples are missing or do not match (never with ``analyse_only``), then ``analyse``."""
+
+    def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True,
+            analyse_only: bool = False) -> StudyResult:
+        return measured_then_analysed(stage, analyse, settings, paths, analyse_only=analyse_only, progress=progress)
+
+    run.__doc__ = runner.__doc__
+    return run
 
 
 def analysis_metadata(raw_metadata: dict[str, Any], raw: RawSpec, settings: StudyParams) -> dict[str, Any]:
