@@ -71,6 +71,12 @@ MEASURING: dict[str, RawSpec] = {spec.stage: spec for spec in (
              "device_origin_prover.parquet": ("one_tag_ns", "two_tag_ns"),
              "device_origin_chain_setup.parquet": ("chain_us_per_report",)},
             ("device_origin", "amort"), ("device_origin.report_rate_hz",)),
+    RawSpec("full_image", "full-image",
+            {"full_image_samples.parquet": ("condition", "repetition", "seconds", "octets", "files", "pages",
+                                            "digest", "resident_before", "resident_after_eviction",
+                                            "files_still_resident", "resident_after_read"),
+             "full_image_evictions.parquet": ("repetition",)},
+            ("full_image",), ("full_image.reference_operation",)),
 )}
 
 
