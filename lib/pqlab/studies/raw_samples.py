@@ -77,6 +77,14 @@ MEASURING: dict[str, RawSpec] = {spec.stage: spec for spec in (
                                             "files_still_resident", "resident_after_read"),
              "full_image_evictions.parquet": ("repetition",)},
             ("full_image",), ("full_image.reference_operation",)),
+    RawSpec("scaling", "scaling",
+            {"scaling_rounds.parquet": ("identities", "trial"),
+             "scaling_trials.parquet": ("identities", "trial", "us_per_report", "signature_octets",
+                                        "checkpoint_octets", "verify_ms"),
+             "scaling_rekey.parquet": ("identities", "rekey_us", "open_epoch_us", "confirm_us"),
+             "scaling_replay.parquet": ("backlog", "trial", "merge_ns", "total_ns", "one_window"),
+             "scaling_isolation.parquet": ("identities", "others", "others_attesting", "rekeyed")},
+            ("scaling", "amort"), ("scaling.size_budget_octets",)),
 )}
 
 
