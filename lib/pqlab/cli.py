@@ -75,16 +75,17 @@ def _print_written(result) -> None:
         print(f"wrote {path}")
 
 
-def _measure_only(args: argparse.Namespace, stage: str) -> int:
+def _measure_only(args: argparse.Namespace, stage: str, settings=None, paths=None, **options) -> int:
     """``--measure-only``: run the stage's measurement and write just its raw files, saying where."""
     import importlib
 
     from pqlab.studies import raw_samples
 
-    settings, paths = _settings_and_paths(args)
+    if settings is None:
+        settings, paths = _settings_and_paths(args)
     raw = raw_samples.spec(stage)
     measure = importlib.import_module(f"pqlab.studies.{raw.measure_stage}").measure
-    for path in measure(settings, paths, progress=not getattr(args, "quiet", False)):
+    for path in measure(settings, paths, progress=not getattr(args, "quiet", False), **options):
         print(f"wrote {path} (raw samples of {stage}; `pqlab raw import` it into another clone)")
     return 0
 
@@ -175,8 +176,10 @@ def _sensitivity(args: argparse.Namespace) -> int:
     from pqlab.studies import sensitivity
 
     _check_workers(args)
+    if args.measure_only:
+        return _measure_only(args, "sensitivity", workers=args.workers, scheduler=args.scheduler)
     result = sensitivity.run(*_settings_and_paths(args), workers=args.workers, scheduler=args.scheduler,
-                             progress=not args.quiet)
+                             progress=not args.quiet, analyse_only=args.analyse_only)
     ipv6 = result.tables["fig4a_ipv6_block"]
     print(ipv6.pivot(index="occupancy_pct", columns="burst_ms", values="ratio").sort_index(ascending=False)
           .round(2).to_string())
@@ -202,7 +205,9 @@ def _amortisation(args: argparse.Namespace) -> int:
 def _control_cycle(args: argparse.Namespace) -> int:
     from pqlab.studies import control_cycle
 
-    result = control_cycle.run(*_settings_and_paths(args), progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "control_cycle")
+    result = control_cycle.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
     print(result.tables["fig6_scan_summary"].to_string(index=False))
     print(result.tables["control_cycle_scan_cost"].to_string(index=False))
     scheduling = result.metrics["scheduling"]
@@ -253,7 +258,9 @@ def _full_image(args: argparse.Namespace) -> int:
         section = settings.full_image.model_copy(update={"image_dir": str(Path(args.image_dir).resolve()),
                                                          "scratch_tree": None})
         settings = settings.model_copy(update={"full_image": section})
-    result = full_image.run(settings, paths, progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "full_image", settings, paths)
+    result = full_image.run(settings, paths, progress=not args.quiet, analyse_only=args.analyse_only)
     print(result.tables["table5_image"].to_string(index=False))
     eviction = result.metrics["eviction"]
     print(f"eviction {'verified' if eviction['verified'] else 'NOT verified'} by mincore: "
@@ -324,7 +331,9 @@ def _amort_fuzz(args: argparse.Namespace) -> int:
 def _scaling(args: argparse.Namespace) -> int:
     from pqlab.studies import scaling
 
-    result = scaling.run(*_settings_and_paths(args), progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "scaling")
+    result = scaling.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
     print(f"controller path: {result.metrics['controller_path']} ({result.metrics['controller_path_reason']})")
     for name in ("table3_scaling", "isolation", "partition_replay"):
         print(result.tables[name].to_string(index=False))
@@ -335,7 +344,9 @@ def _scaling(args: argparse.Namespace) -> int:
 def _device_origin(args: argparse.Namespace) -> int:
     from pqlab.studies import device_origin
 
-    result = device_origin.run(*_settings_and_paths(args), progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "device_origin")
+    result = device_origin.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
     print(f"controller and device path: {result.metrics['controller_path']} "
           f"({result.metrics['controller_path_reason']})")
     for name in ("device_origin_auditor", "device_origin_tags"):
@@ -411,6 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
     sens = sub.add_parser("sensitivity", help="run the PQ-CASE §VII sensitivity analyses (Fig. 4 a-c, Fig. 5)")
     _study_arguments(sens)
     _grid_arguments(sens)
+    _measuring_arguments(sens)
     sens.set_defaults(func=_sensitivity)
 
     assume = sub.add_parser("assumptions", help="run the unstated-assumption study (channel rule, ACK loss, "
@@ -442,6 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
     cycle = sub.add_parser("control-cycle", help="run the AMORT-V1 control-cycle harness (Fig. 6) on this host")
     _study_arguments(cycle)
     cycle.add_argument("--quiet", action="store_true", help="no progress bar")
+    _measuring_arguments(cycle)
     cycle.set_defaults(func=_control_cycle)
 
     tree = sub.add_parser("image-tree", help="generate data/raw/image_tree/ with the paper's image shape (§V-I)")
@@ -453,6 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
     _study_arguments(full)
     full.add_argument("--image-dir", help="measure this directory instead of full_image.image_dir")
     full.add_argument("--quiet", action="store_true", help="no progress bar")
+    _measuring_arguments(full)
     full.set_defaults(func=_full_image)
 
     vec = sub.add_parser("amort-vectors", help="write AMORT-V1 differential vectors from the reference model (native "
@@ -482,12 +496,14 @@ def build_parser() -> argparse.ArgumentParser:
                            "partition replay")
     _study_arguments(scale)
     scale.add_argument("--quiet", action="store_true", help="no progress bar")
+    _measuring_arguments(scale)
     scale.set_defaults(func=_scaling)
 
     origin = sub.add_parser("device-origin", help="run AMORT-V1 device-origin costs (Fig. 5, one vs two tags, "
                             "prover extra work)")
     _study_arguments(origin)
     origin.add_argument("--quiet", action="store_true", help="no progress bar")
+    _measuring_arguments(origin)
     origin.set_defaults(func=_device_origin)
 
     raw = sub.add_parser("raw", help="raw samples measured elsewhere")

@@ -85,6 +85,11 @@ MEASURING: dict[str, RawSpec] = {spec.stage: spec for spec in (
              "scaling_replay.parquet": ("backlog", "trial", "merge_ns", "total_ns", "one_window"),
              "scaling_isolation.parquet": ("identities", "others", "others_attesting", "rekeyed")},
             ("scaling", "amort"), ("scaling.size_budget_octets",)),
+    RawSpec("sensitivity", "sensitivity",
+            {"sensitivity_runs.parquet": ("point_id", "run")},
+            ("sensitivity", "thread", "inputs", "framing"),
+            ("sensitivity.success_threshold", "sensitivity.report", "thread.bootstrap_resamples",
+             "thread.confidence")),
 )}
 
 
@@ -258,7 +263,7 @@ def needs_measuring(raw: RawSpec, settings: StudyParams, paths: ProjectPaths) ->
 
 
 def prepare(stage: str, settings: StudyParams, paths: ProjectPaths, *, analyse_only: bool,
-            progress: bool = True) -> list[Path]:
+            progress: bool = True, **measure_options: Any) -> list[Path]:
     """Before an analysis: with ``analyse_only`` (the pipeline) only check the raw files exist; otherwise measure
     first when they are missing or do not match (``pqlab.studies.measure_<stage>``, imported only then, so the
     analysis stage's import closure holds no measurement code). Returns the raw files it wrote."""
@@ -270,27 +275,30 @@ def prepare(stage: str, settings: StudyParams, paths: ProjectPaths, *, analyse_o
         return []
     if needs_measuring(raw, settings, paths) is None:
         return []
-    return importlib.import_module(f"pqlab.studies.{raw.measure_stage}").measure(settings, paths, progress=progress)
+    measure = importlib.import_module(f"pqlab.studies.{raw.measure_stage}").measure
+    return measure(settings, paths, progress=progress, **measure_options)
 
 
 def measured_then_analysed(stage: str, analyse: Callable[[StudyParams, ProjectPaths], StudyResult],
                            settings: StudyParams, paths: ProjectPaths, *, analyse_only: bool,
-                           progress: bool = True) -> StudyResult:
+                           progress: bool = True, **measure_options: Any) -> StudyResult:
     """A measuring study's ``run``: :func:`prepare` (measure if needed, unless ``analyse_only``), then ``analyse``;
     the result lists the raw files it measured before the analysis outputs."""
-    measured = prepare(stage, settings, paths, analyse_only=analyse_only, progress=progress)
+    measured = prepare(stage, settings, paths, analyse_only=analyse_only, progress=progress, **measure_options)
     result = analyse(settings, paths)
     result.files[:0] = measured
     return result
 
 
 def runner(stage: str, analyse: Callable[[StudyParams, ProjectPaths], StudyResult]) -> Callable[..., StudyResult]:
-    """The ``run(settings, paths, *, progress=True, analyse_only=False)`` of a measuring study's module: measure
-    when the raw samples are missing or do not match (never with ``analyse_only``), then ``analyse``."""
+    """The ``run(settings, paths, *, progress=True, analyse_only=False, **measure_options)`` of a measuring study's
+    module: measure when the raw samples are missing or do not match (never with ``analyse_only``; the options, such
+    as ``workers``, go to the measurement), then ``analyse``."""
 
-    def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True,
-            analyse_only: bool = False) -> StudyResult:
-        return measured_then_analysed(stage, analyse, settings, paths, analyse_only=analyse_only, progress=progress)
+    def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True, analyse_only: bool = False,
+            **measure_options: Any) -> StudyResult:
+        return measured_then_analysed(stage, analyse, settings, paths, analyse_only=analyse_only, progress=progress,
+                                      **measure_options)
 
     run.__doc__ = runner.__doc__
     return run
