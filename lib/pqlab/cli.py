@@ -221,7 +221,10 @@ def _assumptions(args: argparse.Namespace) -> int:
     from pqlab.studies import assumptions
 
     _check_workers(args)
+    if args.measure_only:
+        return _measure_only(args, "assumptions", workers=args.workers, scheduler=args.scheduler)
     result = assumptions.run(*_settings_and_paths(args), workers=args.workers, scheduler=args.scheduler,
+                             analyse_only=args.analyse_only,
                              progress=not args.quiet)
     columns = ["set", "ratio_min", "ratio_max", "spurious_2hop", "spurious_4hop", "d3_4hop_heavy_ipv6_completion",
                "sed_max_failure_rate"]
@@ -429,6 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "indirect retries, block timer) and the slack bound")
     _study_arguments(assume)
     _grid_arguments(assume)
+    _measuring_arguments(assume)
     assume.set_defaults(func=_assumptions)
 
     nb = sub.add_parser("papermill", help="run a notebook headless (papermill); any failure is one line on stderr")

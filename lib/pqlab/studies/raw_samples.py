@@ -90,6 +90,10 @@ MEASURING: dict[str, RawSpec] = {spec.stage: spec for spec in (
             ("sensitivity", "thread", "inputs", "framing"),
             ("sensitivity.success_threshold", "sensitivity.report", "thread.bootstrap_resamples",
              "thread.confidence")),
+    RawSpec("assumptions", "assumptions",
+            {"assumptions_runs.parquet": ("point_id", "run")},
+            ("assumptions", "thread", "inputs", "framing"),
+            ("assumptions.bound_hops", "assumptions.count_tail", "thread.bootstrap_resamples", "thread.confidence")),
 )}
 
 
