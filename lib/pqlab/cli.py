@@ -158,8 +158,12 @@ def _transport(args: argparse.Namespace) -> int:
     configs, compute = load_configs(args.configs) if args.configs else (None, None)  # refused before the heavy imports
     from pqlab.studies import transport
 
+    if args.measure_only:
+        return _measure_only(args, "transport", configs=configs, device_compute_ms=compute, workers=args.workers,
+                             scheduler=args.scheduler)
     result = transport.run(*_settings_and_paths(args), configs=configs, device_compute_ms=compute,
-                           workers=args.workers, scheduler=args.scheduler, progress=not args.quiet)
+                           workers=args.workers, scheduler=args.scheduler, progress=not args.quiet,
+                           analyse_only=args.analyse_only)
     print(result.tables["table1_case_times"].to_string(index=False))
     _print_written(result)
     return 0
@@ -420,6 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "sizes from the CASE size model)")
     _study_arguments(tr)
     _grid_arguments(tr)
+    _measuring_arguments(tr)
     tr.set_defaults(func=_transport)
 
     sens = sub.add_parser("sensitivity", help="run the PQ-CASE §VII sensitivity analyses (Fig. 4 a-c, Fig. 5)")
