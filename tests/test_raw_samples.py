@@ -14,6 +14,7 @@ from pqlab import cli, io, params
 from pqlab.errors import InputError, RawSamplesError
 from pqlab.paths import ProjectPaths
 from pqlab.studies import costs, measure_costs, raw_samples
+from pqlab.studies import report as report_study
 from tests import faults
 
 
@@ -114,6 +115,22 @@ def test_import_from_another_clone_with_another_seed_and_the_metrics_name_its_so
     settings = params.load(root / "params" / "params.yaml", "smoke")
     result = costs.run(settings, ProjectPaths(root), progress=False, analyse_only=True)
     assert result.metrics["raw_samples"]["seed"] == 7 != settings.seed
+    source = io.read_parquet_metadata(elsewhere)[raw_samples.PROVENANCE_KEY]
+    report_study.run(None, ProjectPaths(root, root / "params"))
+    costs_row = next(line for line in (root / "paper_figs" / "REPORT.md").read_text().splitlines()
+                     if line.startswith("| `costs` |"))
+    assert f"host {source['machine']}" in costs_row and "seed 7" in costs_row
+    assert io.read_parquet_metadata(elsewhere)["timestamp_utc"] in costs_row
+
+
+def test_import_for_a_named_stage_refuses_another_stages_file(elsewhere, tmp_path, capsys):
+    root = faults.make_project(tmp_path / "project")
+    argv = ["raw", "import", str(elsewhere), "--stage", "control_cycle", "--params",
+            str(root / "params" / "params.yaml"), "--profile", "smoke"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "[RAW_SAMPLES]" in err and "measured for stage 'costs', not 'control_cycle'" in err
+    assert not (root / "data" / "raw").exists() or not any((root / "data" / "raw").iterdir())
 
 
 def _rewritten(source: Path, dest: Path, change) -> Path:

@@ -95,7 +95,7 @@ def _raw_import(args: argparse.Namespace) -> int:
 
     settings, paths = _settings_and_paths(args)
     for file in args.files:
-        target = raw_samples.import_file(file, settings, paths)
+        target = raw_samples.import_file(file, settings, paths, args.stage)
         print(f"imported {file} as {target}")
     return 0
 
@@ -520,6 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
     raw_in = raw_sub.add_parser("import", help="validate raw-sample files from another machine (schema, provenance, "
                                 "checksum, stage, measurement parameters) and put them in place under data/raw")
     raw_in.add_argument("files", nargs="+", metavar="FILE")
+    raw_in.add_argument("--stage", help="the measuring stage the files must belong to (refused otherwise)")
     _study_arguments(raw_in)
     raw_in.set_defaults(func=_raw_import)
 

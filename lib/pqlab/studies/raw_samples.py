@@ -369,26 +369,28 @@ def source(raw_metadata: dict[str, Any]) -> dict[str, Any]:
 
 # --- import ------------------------------------------------------------------------------------------------------
 
-def import_file(file: str | Path, settings: StudyParams, paths: ProjectPaths) -> Path:
+def import_file(file: str | Path, settings: StudyParams, paths: ProjectPaths, stage: str | None = None) -> Path:
     """Validate a raw file measured elsewhere and put it in place under data/raw atomically.
 
     Checked: it is a parquet file whose content matches its recorded checksum, with a complete provenance block,
     for a measuring stage and one of that stage's files, measured with this project's measurement parameters,
-    holding the columns the analysis reads.
+    holding the columns the analysis reads; with ``stage``, measured for that stage.
     """
     source_path = Path(file)
     if not source_path.is_file():
         raise RawSamplesError("no such file", field=str(source_path))
     metadata = read_parquet_metadata(source_path)
     block = metadata.get(PROVENANCE_KEY)
-    stage = block.get("stage") if isinstance(block, dict) else None
-    if stage not in MEASURING:
-        raise RawSamplesError(f"names no measuring stage (stage {stage!r}): not a raw-sample file",
+    named = block.get("stage") if isinstance(block, dict) else None
+    if named not in MEASURING:
+        raise RawSamplesError(f"names no measuring stage (stage {named!r}): not a raw-sample file",
                               field=str(source_path))
-    raw = MEASURING[stage]
+    if stage is not None and named != spec(stage).stage:
+        raise RawSamplesError(f"measured for stage {named!r}, not {stage!r}", field=str(source_path))
+    raw = MEASURING[named]
     _, block = _provenance_of(source_path, raw)
     if block["file"] not in raw.files:
-        raise RawSamplesError(f"holds {block['file']!r}, which stage {stage} does not write", field=str(source_path))
+        raise RawSamplesError(f"holds {block['file']!r}, which stage {named} does not write", field=str(source_path))
     check_matches(raw, settings, block, source_path)
     if not parquet_has_digest(source_path):
         raise RawSamplesError("carries no content checksum (pqlab_sha256): not written by pqlab",
