@@ -156,3 +156,21 @@ def test_changing_the_bootstrap_resamples_makes_only_analysis_stages_stale(scrat
 def test_changing_a_measurement_key_makes_the_measure_stage_stale(scratch, tmp_path):
     stale = _edited(scratch, tmp_path, _params_edit(["costs", "profiles", "quick", "reps"], lambda n: n + 1))
     assert "measure_costs" in stale and "costs" not in stale, stale  # costs reruns once its raw file changes
+
+
+@pytest.mark.slow
+def test_a_notebook_run_by_hand_leaves_dvc_status_and_the_pipeline_outputs_unchanged(scratch, tmp_path):
+    """Issue 26 item 5: opening 04_design_space.ipynb and running it (no pipeline flag, the smoke profile it
+    defaults to) writes under exploration/, never data/derived or paper_figs."""
+    from pqlab.notebook import EXPLORATION_DIR, run_headless
+
+    root = tmp_path / "copy"
+    shutil.copytree(scratch, root, symlinks=True)
+    before = {p: p.read_bytes() for folder in ("data", "paper_figs") for p in (root / folder).rglob("*") if p.is_file()}
+    run_headless(root / "notebooks" / "04_design_space.ipynb", tmp_path / "executed.ipynb",
+                 {"profile": "smoke", "params_path": str(root / "params" / "params.yaml")}, execution_timeout=300,
+                 cwd=root / "notebooks", progress=False)
+    after = {p: p.read_bytes() for folder in ("data", "paper_figs") for p in (root / folder).rglob("*") if p.is_file()}
+    assert after == before
+    assert _stale(root) == set()
+    assert (root / EXPLORATION_DIR / "paper_figs" / "case" / "fig6_design_space.png").is_file()

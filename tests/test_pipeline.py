@@ -25,16 +25,15 @@ def test_every_stage_declares_deps_and_outs(pipeline, repo_root):
                 assert (repo_root / dep).exists(), f"{name}: missing dep {dep}"
 
 
-def test_notebook_stages_pass_only_profile_and_params_path(pipeline, repo_root):
+def test_notebook_stages_pass_only_profile_params_path_and_pipeline(pipeline, repo_root):
     params_doc = yaml.safe_load((repo_root / "params" / "params.yaml").read_text())
     for name, stage in pipeline["stages"].items():
         if "papermill" not in stage["cmd"]:
             continue
         papermill_args = stage["cmd"].split("papermill", 1)[1]
-        passed = set(re.findall(r"\s-p (\w+)", papermill_args))
-        assert passed in ({"profile", "params_path"}, {"profile", "params_path", "pipeline"}), name
-        if name in MEASURING:  # the analysis stage of a measuring study never measures
-            assert "-p pipeline True" in papermill_args, name
+        assert set(re.findall(r"\s-p (\w+)", papermill_args)) == {"profile", "params_path", "pipeline"}, name
+        # run by the pipeline: write into the project (and a measuring study's analysis stage never measures)
+        assert "-p pipeline True" in papermill_args, name
         assert "-k pqlab" in stage["cmd"]
         declared = stage["params"][0]["params/params.yaml"]
         assert "profile" in declared, name
