@@ -90,6 +90,7 @@ def test_measure_only_cli_writes_just_the_raw_file_and_says_where(tmp_path, caps
             "--quiet"]
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
+    assert out.startswith(f"writing under {root.resolve()} (the project of ")  # no --out-dir: it says where
     assert f"wrote {root / 'data' / 'raw' / 'costs.parquet'}" in out
     assert [p.name for p in (root / "data" / "raw").iterdir()] == ["costs.parquet"]
     assert not (root / "paper_figs").exists()

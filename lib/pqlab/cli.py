@@ -67,6 +67,8 @@ def _settings_and_paths(args: argparse.Namespace):
 
     settings = params.load(args.params, args.profile)
     root = Path(args.out_dir) if getattr(args, "out_dir", None) else params.project_root(args.params)
+    if not getattr(args, "out_dir", None):
+        print(f"writing under {root.resolve()} (the project of {args.params}; --out-dir FOLDER writes elsewhere)")
     return settings, ProjectPaths(root.resolve(), Path(args.params).resolve().parent)  # inputs: --params' folder
 
 
@@ -282,6 +284,8 @@ def _report(args: argparse.Namespace) -> int:
     from pqlab.studies import report
 
     root = Path(args.root).resolve()
+    if not args.out_dir:
+        print(f"writing under {root} (--root; --out-dir FOLDER writes elsewhere)")
     result = report.run(None, ProjectPaths(Path(args.out_dir).resolve() if args.out_dir else root, root / "params"))
     _print_written(result)
     return 0
