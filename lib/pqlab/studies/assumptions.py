@@ -71,7 +71,7 @@ class AssumptionsMetrics(StageMetrics):
 METRICS = AssumptionsMetrics
 
 
-def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Per assumption set: counts and medians, the headline row; the slack bound; the figure and metrics."""
     paths.check_writable(paths.derived, paths.case_figs)
     a, thread = settings.assumptions, settings.thread

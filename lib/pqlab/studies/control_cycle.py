@@ -96,7 +96,7 @@ class ControlCycleMetrics(StageMetrics):
 
 METRICS = ControlCycleMetrics
 
-def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Summarise every configuration, draw Fig. 6, write the summary, tables and metrics."""
     paths.check_writable(paths.derived, paths.amort_figs)
     cfg = settings.control_cycle

@@ -116,7 +116,7 @@ def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Summarise, compare, plot and write every output from data/raw/costs.parquet."""
     paths.check_writable(paths.derived, paths.amort_figs)
     frames, raw_metadata = raw_samples.read(RAW, settings, paths)

@@ -78,7 +78,7 @@ class DeviceOriginMetrics(StageMetrics):
 METRICS = DeviceOriginMetrics
 
 
-def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """The auditor table, one vs two tags, Fig. 5 and the metrics from the five raw files."""
     paths.check_writable(paths.derived, paths.amort_figs)
     frames, raw_metadata = raw_samples.read(RAW, settings, paths)

@@ -76,7 +76,7 @@ class FullImageMetrics(StageMetrics):
 METRICS = FullImageMetrics
 
 
-def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Table V, its reliability and the figure from the raw samples and the cost study's signature median."""
     paths.check_writable(paths.derived, paths.amort_figs)
     # the cost study's signature median first: an edited or truncated costs_metrics.json stops the run at once

@@ -322,18 +322,19 @@ def prepare(stage: str, settings: StudyParams, paths: ProjectPaths, *, analyse_o
     return measure(settings, paths, progress=progress, **measure_options)
 
 
-def measured_then_analysed(stage: str, analyse: Callable[[StudyParams, ProjectPaths], StudyResult],
+def measured_then_analysed(stage: str, analyse: Callable[..., StudyResult],
                            settings: StudyParams, paths: ProjectPaths, *, analyse_only: bool,
                            progress: bool = True, **measure_options: Any) -> StudyResult:
-    """A measuring study's ``run``: :func:`prepare` (measure if needed, unless ``analyse_only``), then ``analyse``;
-    the result lists the raw files it measured before the analysis outputs."""
+    """A measuring study's ``run``: :func:`prepare` (measure if needed, unless ``analyse_only``), then
+    ``analyse(settings, paths, progress=...)``; the result lists the raw files it measured before the analysis
+    outputs."""
     measured = prepare(stage, settings, paths, analyse_only=analyse_only, progress=progress, **measure_options)
-    result = analyse(settings, paths)
+    result = analyse(settings, paths, progress=progress)
     result.files[:0] = measured
     return result
 
 
-def runner(stage: str, analyse: Callable[[StudyParams, ProjectPaths], StudyResult]) -> Callable[..., StudyResult]:
+def runner(stage: str, analyse: Callable[..., StudyResult]) -> Callable[..., StudyResult]:
     """The ``run(settings, paths, *, progress=True, analyse_only=False, **measure_options)`` of a measuring study's
     module: measure when the raw samples are missing or do not match (never with ``analyse_only``; the options, such
     as ``workers``, go to the measurement), then ``analyse``."""

@@ -114,7 +114,7 @@ class ScalingMetrics(StageMetrics):
 
 METRICS = ScalingMetrics
 
-def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Table III, the checkpoint budget, isolation, re-keying parts and replay from the five raw files."""
     paths.check_writable(paths.derived, paths.amort_figs)
     frames, raw_metadata = raw_samples.read(RAW, settings, paths)

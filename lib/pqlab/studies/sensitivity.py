@@ -107,7 +107,7 @@ class SensitivityMetrics(StageMetrics):
 METRICS = SensitivityMetrics
 
 
-def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Per-cell statistics, the Fig. 4 and Fig. 5 tables and figures, and the metrics from the simulated runs."""
     paths.check_writable(paths.derived, paths.case_figs, paths.plots)
     sens, thread = settings.sensitivity, settings.thread

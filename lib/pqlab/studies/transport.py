@@ -245,7 +245,7 @@ def suffix(variant: str) -> str:
     return "" if variant == "paper" else f"_{variant}"
 
 
-def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Summarise both variants' grids (with the configurations they were simulated with), plot and write."""
     paths.check_writable(paths.derived, paths.case_figs, paths.plots)
     params = settings.thread
@@ -261,7 +261,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths) -> StudyResult:
         vp, table = variant_params(params, variant), frames[f"thread_grid{suffix(variant)}.parquet"]
         summary = analysis.one_label_per_fitting_config(
             summarise(table, params.bootstrap_resamples, params.confidence, settings.seed,
-                      progress=False, desc=f"{variant} statistics"), fitting_configs(configs, vp))
+                      progress=progress, desc=f"{variant} statistics"), fitting_configs(configs, vp))
         summaries[variant] = summary
         metrics[variant] = analysis.headline(summary, vp)
         metrics[variant].update(intervals.headline_intervals(
