@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from pqlab import params
+from pqlab.analysis import assumptions as assumption_analysis
 from pqlab.params import AssumptionsParams, ThreadParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import assumptions as study
@@ -48,7 +49,7 @@ def test_study_writes_the_table_bound_figure_and_metrics(project):
     assert set(metrics["sets"]) == set(table["set"])
     assert set(metrics["bound"]) == {"estimated", "on_arrival"}
     assert set(metrics["bound"]["estimated"]) == {"2hop", "4hop"}
-    runs = pd.read_parquet(project / "data" / "derived" / "assumptions_runs.parquet")
+    runs = pd.read_parquet(project / "data" / "raw" / "assumptions_runs.parquet")
     oversized = len(assumptions.oversized(
         {n: s for n, s in zip(*_inputs(project, settings), strict=True)}, settings.thread))
     per_set = 2 * len(settings.thread.scenarios) * 2 + oversized * 1
@@ -75,7 +76,7 @@ def test_headline_reads_ratios_spurious_and_sleepy_failures():
     rows.append({"config": "S4", "hops": 4, "loss": "heavy_wifi", "sleepy": True, "transport": "ipv6", "runs": 10,
                  "failures": 4, "failure_rate": 0.4, "median_s": 30.0, "mean_spurious": 1.0, "failed_in": "2",
                  "failed_0": 0, "failed_1": 0, "failed_2": 4, "failed_3": 0})
-    out = assumptions.headline(pd.DataFrame(rows), thread)
+    out = assumption_analysis.headline(pd.DataFrame(rows), thread)
     assert out["ratio_min"] == out["ratio_max"] == 2.0 and out["ratio_scenarios"] == 8
     assert out["spurious_2hop"] == 2.0 and out["spurious_4hop"] == 4.0
     assert out["sed_max_failure_rate"] == 0.4 and out["sed_failed_in"] == "Sigma3"

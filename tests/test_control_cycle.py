@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pqlab.analysis import control_cycle as cycle_analysis
 from pqlab.bench import _cycle, control_cycle
 from pqlab.errors import CycleError
 from pqlab.params import ControlCycleParams, CycleConfiguration
@@ -144,7 +145,7 @@ def test_baseline_run_summary_counts_cycles_and_records_the_policy():
     assert len(samples) == 40
     assert (samples["response_ns"] == samples["latency_ns"] + samples["work_ns"] + samples["evidence_ns"]).all()
     assert info[0]["policy_name"] == "SCHED_OTHER" and not info[0]["realtime_obtained"]
-    summary = control_cycle.summarise(samples, cfg)
+    summary = cycle_analysis.summarise(samples, cfg)
     row = summary.iloc[0]
     assert row["cycles"] == 40 and row["evidence_cycles"] == 0
     assert row["p50_us"] <= row["p99_us"] <= row["p999_us"] <= row["max_us"]
@@ -155,12 +156,12 @@ def test_deadline_misses_and_tail_percentiles_on_known_samples():
     response = np.concatenate([np.full(998, 5_000), [20_000, 3_000_000]]).astype(np.int64)
     samples = pd.DataFrame({"configuration": "baseline", "latency_ns": response, "work_ns": 0, "evidence_ns": 0,
                             "execution_ns": 0, "response_ns": response, "evidence": False})
-    summary = control_cycle.summarise(samples, _params(deadline_us=1000)).iloc[0]
+    summary = cycle_analysis.summarise(samples, _params(deadline_us=1000)).iloc[0]
     assert summary["deadline_misses"] == 1
     assert summary["max_us"] == 3000.0
     assert summary["p50_us"] == 5.0
     assert 5.0 < summary["p999_us"] < 3000.0
-    assert control_cycle.summarise(samples, _params(deadline_us=10)).iloc[0]["deadline_misses"] == 2
+    assert cycle_analysis.summarise(samples, _params(deadline_us=10)).iloc[0]["deadline_misses"] == 2
 
 
 def test_background_signer_runs_pinned_to_the_same_core():

@@ -22,6 +22,7 @@ from pqlab.errors import InputError, ParamsError
 from pqlab.paths import ProjectPaths
 from pqlab.studies import report as report_study
 from pqlab.studies.outputs import recover
+from pqlab.studies.raw_samples import MEASURING
 from tests import faults
 
 REPO = Path(__file__).resolve().parent.parent
@@ -82,7 +83,10 @@ def same_as_clean(stage: str, files: dict[str, bytes], clean: dict[str, bytes], 
             if stage in DETERMINISTIC:
                 pd.testing.assert_frame_equal(ours, theirs)
         elif name.endswith(".json") and stage in DETERMINISTIC and "report_run" not in name:
-            assert io.read_json(path) == json.loads(clean[name]) | {}, name
+            # the values are deterministic; where and when the samples were simulated (raw_samples) is provenance
+            ours, theirs = io.read_json(path), json.loads(clean[name])
+            assert {k: v for k, v in ours.items() if k != "raw_samples"} == \
+                {k: v for k, v in theirs.items() if k not in ("raw_samples", io.DIGEST_KEY)}, name
 
 
 class _References(dict):
@@ -117,6 +121,13 @@ def test_sigkill_and_sigint_in_the_write_phase_then_a_rerun(stage, references, t
         _kill_and_interrupt_then_rerun(stage, references, tmp_path)
 
 
+def _output_sets(stage: str, clean: dict[str, bytes]) -> list[set[str]]:
+    """The output sets a stage's command commits, in order: a measuring stage's raw files (``measure_<stage>``),
+    then the analysis outputs; any other stage's outputs are one set."""
+    raw = {f"data/raw/{name}" for name in MEASURING[stage].files} if stage in MEASURING else set()
+    return [group for group in ({n for n in clean if n in raw}, {n for n in clean if n not in raw}) if group]
+
+
 def _kill_and_interrupt_then_rerun(stage, references, tmp_path):
     clean_root, points = references[stage]
     clean = outputs_of(clean_root)
@@ -131,20 +142,21 @@ def _kill_and_interrupt_then_rerun(stage, references, tmp_path):
         result = faults.run(stage, root, fault, point)
         recover(root)  # what the next run does first
         files = {name: (root / name).read_bytes() for name in clean if (root / name).exists()}
-        kept_old = [name for name in clean if files.get(name) == old[name]]
-        assert len(kept_old) in (0, len(clean)), f"{stage} {fault}@{point}: a mix of two output sets {kept_old}"
-        if kept_old:
-            outcome = "the previous set"
-        else:
-            assert sorted(files) == sorted(clean) and all(valid(root / n) for n in files), (stage, fault, point)
-            outcome = "the new set"
+        outcomes = []
+        for output_set in _output_sets(stage, clean):  # a measuring stage: its raw files, then its analysis
+            kept_old = [name for name in output_set if files.get(name) == old[name]]
+            assert len(kept_old) in (0, len(output_set)), f"{stage} {fault}@{point}: a mix of two sets {kept_old}"
+            if not kept_old:
+                assert all(n in files and valid(root / n) for n in output_set), (stage, fault, point)
+            outcomes.append("the previous set" if kept_old else "the new set")
+        assert outcomes != ["the previous set", "the new set"], (stage, fault, point, "analysis committed before raw")
         if fault == "kill":
             assert result["code"] == -9, (stage, point, result)
-        else:  # Ctrl-C: exit 130 and a message true to what is on disk
+        else:  # Ctrl-C: exit 130 and a message true to what is on disk, set by set
             assert result["code"] == 130, (stage, point, result)
             message = result["stderr"].strip().splitlines()[-1]
-            said = "was written" if outcome == "the new set" else "was not written"
-            assert said in message, (stage, point, message, outcome)
+            for said, state in (("was written", "the new set"), ("was not written", "the previous set")):
+                assert said in message or state not in outcomes, (stage, point, message, outcomes)
         faults.record(f"{'SIGKILL' if fault == 'kill' else 'SIGINT'} in the write phase", f"{stage}@{point}",
                       "correct result")
     final = faults.run(stage, root)
@@ -164,7 +176,7 @@ def test_sigkill_during_the_transport_grid_then_a_rerun_reuses_the_verified_part
               f"cli.main({faults.command('transport', root)!r})\n")
     killed = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=600)
     assert killed.returncode == -9
-    assert list((root / "data" / "derived").glob(".transport-*.parts/part-*.parquet"))
+    assert list((root / "data" / "raw").glob(".transport-*.parts/part-*.parquet"))
     rerun = faults.run("transport", root)
     assert rerun["code"] == 0 and "pqlab: warning" not in rerun["stderr"], rerun
     same_as_clean("transport", outputs_of(root), outputs_of(clean_root), root)

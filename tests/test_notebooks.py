@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from pqlab import io
+from pqlab.notebook import EXPLORATION_DIR
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
@@ -79,26 +80,32 @@ def test_notebook_runs_headless_on_the_smoke_profile_and_writes_its_stage_output
     stage = STAGE_OF.get(path.name)
     params_path = project / "params" / "params.yaml"
     executed = tmp_path / f"executed-{path.name}"
+    pipeline_outputs = {p: p.read_bytes() for folder in ("data", "paper_figs") for p in (project / folder).rglob("*")
+                        if p.is_file()}
     run_headless(path, executed, {"profile": "smoke", "params_path": str(params_path)}, execution_timeout=300,
-                 cwd=path.parent, progress=False)
+                 cwd=path.parent, progress=False)  # by hand: no pipeline flag
+    after = {p: p.read_bytes() for folder in ("data", "paper_figs") for p in (project / folder).rglob("*")
+             if p.is_file()}
+    assert after == pipeline_outputs, "a notebook run by hand changed the pipeline's outputs"
     result = nbformat.read(executed, as_version=4)
     outputs = [o for c in result.cells if c.cell_type == "code" for o in c.outputs]
     assert [o for o in outputs if o.output_type == "error"] == []
     assert any("image/png" in o.get("data", {}) for o in outputs), "the notebook shows no figure"
     assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    scratch = project / EXPLORATION_DIR  # where a hand run writes
     if stage is None:  # `stage: null`: a notebook of no DVC stage shows its answers and writes no stage output
-        written = [p for folder in ("paper_figs", "data/derived") for p in (project / folder).rglob("*") if p.is_file()]
+        written = [p for folder in ("paper_figs", "data/derived") for p in (scratch / folder).rglob("*") if p.is_file()]
         assert written == []
         return
-    missing = [name for name in _declared_outputs(stage) if not (project / name).exists()]
-    assert missing == [], f"{path.name} did not write what dvc.yaml declares"
-    invalid = [name for name in _declared_outputs(stage) if not _valid(project / name)]
+    missing = [name for name in _declared_outputs(stage) if not (scratch / name).exists()]
+    assert missing == [], f"{path.name} did not write what dvc.yaml declares (under {EXPLORATION_DIR}/)"
+    invalid = [name for name in _declared_outputs(stage) if not _valid(scratch / name)]
     assert invalid == []
     metrics = next(n for n in _declared_outputs(stage) if n.endswith("_metrics.json"))
-    written = io.read_json(project / metrics)
+    written = io.read_json(scratch / metrics)
     assert written["profile"] == "smoke"
     assert set(written) == set(smoke.run(stage).ok().metrics), "the notebook and `pqlab` write different metrics"
-    headline = io.read_json(project / next(n for n in _declared_outputs(stage) if n.endswith("_headline.json")))
+    headline = io.read_json(scratch / next(n for n in _declared_outputs(stage) if n.endswith("_headline.json")))
     assert set(headline) == {"profile", "headline", "value", "unit"} and headline["profile"] == "smoke"
 
 

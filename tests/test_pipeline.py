@@ -7,6 +7,7 @@ import re
 import pytest
 import yaml
 
+from pqlab.studies.raw_samples import MEASURING
 from tests.import_closure import LIB, closure
 
 
@@ -24,13 +25,15 @@ def test_every_stage_declares_deps_and_outs(pipeline, repo_root):
                 assert (repo_root / dep).exists(), f"{name}: missing dep {dep}"
 
 
-def test_notebook_stages_pass_only_profile_and_params_path(pipeline, repo_root):
+def test_notebook_stages_pass_only_profile_params_path_and_pipeline(pipeline, repo_root):
     params_doc = yaml.safe_load((repo_root / "params" / "params.yaml").read_text())
     for name, stage in pipeline["stages"].items():
         if "papermill" not in stage["cmd"]:
             continue
         papermill_args = stage["cmd"].split("papermill", 1)[1]
-        assert set(re.findall(r"\s-p (\w+)", papermill_args)) == {"profile", "params_path"}, name
+        assert set(re.findall(r"\s-p (\w+)", papermill_args)) == {"profile", "params_path", "pipeline"}, name
+        # run by the pipeline: write into the project (and a measuring study's analysis stage never measures)
+        assert "-p pipeline True" in papermill_args, name
         assert "-k pqlab" in stage["cmd"]
         declared = stage["params"][0]["params/params.yaml"]
         assert "profile" in declared, name
@@ -86,6 +89,26 @@ def test_stage_deps_cover_the_import_closure_of_its_study(pipeline):
         assert not missing, f"stage {name} does not declare {missing}"
 
 
+def test_measuring_studies_are_a_measure_stage_and_an_analysis_stage(pipeline):
+    """measure_<stage> writes exactly the raw files and reads no analysis code; <stage> reads those files, writes
+    none of them, and its study's import closure holds no measurement module (so editing a figure, a statistic or
+    an analysis module reruns only the analysis, and the analysis cannot re-measure)."""
+    stages = pipeline["stages"]
+    for name, raw in MEASURING.items():
+        measure, analyse = stages[raw.measure_stage], stages[name]
+        files = {f"data/raw/{file}" for file in raw.files}
+        assert _names(measure["outs"]) == files, name
+        assert files <= set(analyse["deps"]) and not files & _names(analyse["outs"]), name
+        assert f"pqlab {raw.command} --measure-only" in measure["cmd"] and "papermill" not in measure["cmd"], name
+        measured = {str(p.relative_to(LIB.parent)) for p in closure(f"pqlab.studies.{raw.measure_stage}")}
+        assert not {p for p in measured if p.startswith(("lib/pqlab/figures/", "lib/pqlab/analysis/"))
+                    or p == "lib/pqlab/stats.py"}, f"{raw.measure_stage} imports analysis code"
+        analysed = {str(p.relative_to(LIB.parent)) for p in closure(f"pqlab.studies.{name}")}
+        assert not {p for p in analysed if "/studies/measure_" in p}, f"{name} imports its measurement"
+        assert not [dep for dep in analyse["deps"] if "/studies/measure_" in dep], name
+    assert not {n.removeprefix("measure_") for n in stages if n.startswith("measure_")} - set(MEASURING)
+
+
 def test_closure_follows_relative_submodule_and_extension_imports():
     files = {str(p.relative_to(LIB.parent)) for p in closure("pqlab.studies.transport")}
     assert {"lib/pqlab/thread/_core.c", "lib/pqlab/framing.py", "lib/pqlab/thread/__init__.py"} <= files
@@ -93,11 +116,11 @@ def test_closure_follows_relative_submodule_and_extension_imports():
 
 
 def test_domain_packages_never_write_or_draw():
-    """amort, case, thread, crypto and bench compute and return data; only pqlab.studies writes and draws."""
+    """amort, case, thread, crypto, bench and analysis compute and return data; only pqlab.studies writes and draws."""
     import ast
 
     banned = {"pqlab.figures", "pqlab.io", "pqlab.paths", "pqlab.studies", "matplotlib"}
-    for package in ("amort", "case", "thread", "crypto", "bench"):
+    for package in ("amort", "case", "thread", "crypto", "bench", "analysis"):
         for path in (LIB / "pqlab" / package).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else \

@@ -91,7 +91,9 @@ def test_cheap_shell_examples_run(command, tmp_path):
 def test_the_stage_count_is_the_pipelines():
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
     claim = re.search(r"^(\w+) DVC stages", README, flags=re.M)
-    assert claim and NUMBERS[claim.group(1).lower()] == len(stages)
+    assert claim
+    count = claim.group(1)
+    assert (int(count) if count.isdigit() else NUMBERS[count.lower()]) == len(stages)
     for name in stages:
         assert f"`{name}`" in README, f"README does not mention stage {name}"
 

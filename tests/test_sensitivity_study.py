@@ -41,9 +41,9 @@ def test_study_writes_figures_tables_plots_and_metrics(project):
     assert set(metrics["segments"]) == {"300", "600"} and metrics["segments"]["300"]["slower_min_pct"] is None
     seg = result.tables["fig5_segment_size"]
     assert np.allclose(seg.loc[seg["segment_payload"] == 1150, "relative"], 1.0)
-    runs = pd.read_parquet(project / "data" / "derived" / "sensitivity_runs.parquet")
+    runs = pd.read_parquet(project / "data" / "raw" / "sensitivity_runs.parquet")
     assert len(runs) == settings.sensitivity.runs * (4 * 3 + 2 * 2 + 2 * 4)   # interference, timers, segments
-    assert not (project / "data" / "derived" / ".sensitivity.parts").exists()   # resume cache removed
+    assert not (project / "data" / "raw" / ".sensitivity.parts").exists()   # resume cache removed
 
 
 def test_interference_cells_use_the_base_scenarios_state_probabilities():

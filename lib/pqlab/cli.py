@@ -67,6 +67,8 @@ def _settings_and_paths(args: argparse.Namespace):
 
     settings = params.load(args.params, args.profile)
     root = Path(args.out_dir) if getattr(args, "out_dir", None) else params.project_root(args.params)
+    if not getattr(args, "out_dir", None):
+        print(f"writing under {root.resolve()} (the project of {args.params}; --out-dir FOLDER writes elsewhere)")
     return settings, ProjectPaths(root.resolve(), Path(args.params).resolve().parent)  # inputs: --params' folder
 
 
@@ -75,10 +77,37 @@ def _print_written(result) -> None:
         print(f"wrote {path}")
 
 
+def _measure_only(args: argparse.Namespace, stage: str, settings=None, paths=None, **options) -> int:
+    """``--measure-only``: run the stage's measurement and write just its raw files, saying where."""
+    import importlib
+
+    from pqlab.studies import raw_samples
+
+    if settings is None:
+        settings, paths = _settings_and_paths(args)
+    raw = raw_samples.spec(stage)
+    measure = importlib.import_module(f"pqlab.studies.{raw.measure_stage}").measure
+    for path in measure(settings, paths, progress=not getattr(args, "quiet", False), **options):
+        print(f"wrote {path} (raw samples of {stage}; `pqlab raw import` it into another clone)")
+    return 0
+
+
+def _raw_import(args: argparse.Namespace) -> int:
+    from pqlab.studies import raw_samples
+
+    settings, paths = _settings_and_paths(args)
+    for file in args.files:
+        target = raw_samples.import_file(file, settings, paths, args.stage)
+        print(f"imported {file} as {target}")
+    return 0
+
+
 def _costs(args: argparse.Namespace) -> int:
     from pqlab.studies import costs
 
-    result = costs.run(*_settings_and_paths(args), progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "costs")
+    result = costs.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
     print(result.tables["table1_costs"].to_string(index=False))
     _print_written(result)
     return 0
@@ -131,8 +160,12 @@ def _transport(args: argparse.Namespace) -> int:
     configs, compute = load_configs(args.configs) if args.configs else (None, None)  # refused before the heavy imports
     from pqlab.studies import transport
 
+    if args.measure_only:
+        return _measure_only(args, "transport", configs=configs, device_compute_ms=compute, workers=args.workers,
+                             scheduler=args.scheduler)
     result = transport.run(*_settings_and_paths(args), configs=configs, device_compute_ms=compute,
-                           workers=args.workers, scheduler=args.scheduler, progress=not args.quiet)
+                           workers=args.workers, scheduler=args.scheduler, progress=not args.quiet,
+                           analyse_only=args.analyse_only)
     print(result.tables["table1_case_times"].to_string(index=False))
     _print_written(result)
     return 0
@@ -149,8 +182,10 @@ def _sensitivity(args: argparse.Namespace) -> int:
     from pqlab.studies import sensitivity
 
     _check_workers(args)
+    if args.measure_only:
+        return _measure_only(args, "sensitivity", workers=args.workers, scheduler=args.scheduler)
     result = sensitivity.run(*_settings_and_paths(args), workers=args.workers, scheduler=args.scheduler,
-                             progress=not args.quiet)
+                             progress=not args.quiet, analyse_only=args.analyse_only)
     ipv6 = result.tables["fig4a_ipv6_block"]
     print(ipv6.pivot(index="occupancy_pct", columns="burst_ms", values="ratio").sort_index(ascending=False)
           .round(2).to_string())
@@ -176,7 +211,9 @@ def _amortisation(args: argparse.Namespace) -> int:
 def _control_cycle(args: argparse.Namespace) -> int:
     from pqlab.studies import control_cycle
 
-    result = control_cycle.run(*_settings_and_paths(args), progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "control_cycle")
+    result = control_cycle.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
     print(result.tables["fig6_scan_summary"].to_string(index=False))
     print(result.tables["control_cycle_scan_cost"].to_string(index=False))
     scheduling = result.metrics["scheduling"]
@@ -190,7 +227,10 @@ def _assumptions(args: argparse.Namespace) -> int:
     from pqlab.studies import assumptions
 
     _check_workers(args)
+    if args.measure_only:
+        return _measure_only(args, "assumptions", workers=args.workers, scheduler=args.scheduler)
     result = assumptions.run(*_settings_and_paths(args), workers=args.workers, scheduler=args.scheduler,
+                             analyse_only=args.analyse_only,
                              progress=not args.quiet)
     columns = ["set", "ratio_min", "ratio_max", "spurious_2hop", "spurious_4hop", "d3_4hop_heavy_ipv6_completion",
                "sed_max_failure_rate"]
@@ -227,7 +267,9 @@ def _full_image(args: argparse.Namespace) -> int:
         section = settings.full_image.model_copy(update={"image_dir": str(Path(args.image_dir).resolve()),
                                                          "scratch_tree": None})
         settings = settings.model_copy(update={"full_image": section})
-    result = full_image.run(settings, paths, progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "full_image", settings, paths)
+    result = full_image.run(settings, paths, progress=not args.quiet, analyse_only=args.analyse_only)
     print(result.tables["table5_image"].to_string(index=False))
     eviction = result.metrics["eviction"]
     print(f"eviction {'verified' if eviction['verified'] else 'NOT verified'} by mincore: "
@@ -242,6 +284,8 @@ def _report(args: argparse.Namespace) -> int:
     from pqlab.studies import report
 
     root = Path(args.root).resolve()
+    if not args.out_dir:
+        print(f"writing under {root} (--root; --out-dir FOLDER writes elsewhere)")
     result = report.run(None, ProjectPaths(Path(args.out_dir).resolve() if args.out_dir else root, root / "params"))
     _print_written(result)
     return 0
@@ -298,7 +342,9 @@ def _amort_fuzz(args: argparse.Namespace) -> int:
 def _scaling(args: argparse.Namespace) -> int:
     from pqlab.studies import scaling
 
-    result = scaling.run(*_settings_and_paths(args), progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "scaling")
+    result = scaling.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
     print(f"controller path: {result.metrics['controller_path']} ({result.metrics['controller_path_reason']})")
     for name in ("table3_scaling", "isolation", "partition_replay"):
         print(result.tables[name].to_string(index=False))
@@ -309,7 +355,9 @@ def _scaling(args: argparse.Namespace) -> int:
 def _device_origin(args: argparse.Namespace) -> int:
     from pqlab.studies import device_origin
 
-    result = device_origin.run(*_settings_and_paths(args), progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "device_origin")
+    result = device_origin.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
     print(f"controller and device path: {result.metrics['controller_path']} "
           f"({result.metrics['controller_path_reason']})")
     for name in ("device_origin_auditor", "device_origin_tags"):
@@ -325,6 +373,15 @@ def _study_arguments(parser: argparse.ArgumentParser, out_dir: bool = True) -> N
     if out_dir:
         parser.add_argument("--out-dir", help="project folder to write data/ and paper_figs/ under "
                             "(default: the params file's project)")
+
+
+def _measuring_arguments(parser: argparse.ArgumentParser) -> None:
+    """A measuring study's two halves on their own: the measurement (dvc's measure_<stage>) or the analysis."""
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--measure-only", action="store_true",
+                      help="run the measurement and write only its raw files under data/raw (for another machine)")
+    mode.add_argument("--analyse-only", action="store_true",
+                      help="analyse the raw files in place; fail if they are missing, never measure")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -343,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     costs = sub.add_parser("costs", help="run the AMORT-V1 cost characterisation (Table I, Fig. 2)")
     _study_arguments(costs)
     costs.add_argument("--quiet", action="store_true", help="no progress bar")
+    _measuring_arguments(costs)
     costs.set_defaults(func=_costs)
 
     attacks = sub.add_parser("attacks", help="run the AMORT-V1 attack matrix (Table VI and extra cases)")
@@ -370,17 +428,20 @@ def build_parser() -> argparse.ArgumentParser:
                     "sizes from the CASE size model)")
     _study_arguments(tr)
     _grid_arguments(tr)
+    _measuring_arguments(tr)
     tr.set_defaults(func=_transport)
 
     sens = sub.add_parser("sensitivity", help="run the PQ-CASE §VII sensitivity analyses (Fig. 4 a-c, Fig. 5)")
     _study_arguments(sens)
     _grid_arguments(sens)
+    _measuring_arguments(sens)
     sens.set_defaults(func=_sensitivity)
 
     assume = sub.add_parser("assumptions", help="run the unstated-assumption study (channel rule, ACK loss, "
                             "indirect retries, block timer) and the slack bound")
     _study_arguments(assume)
     _grid_arguments(assume)
+    _measuring_arguments(assume)
     assume.set_defaults(func=_assumptions)
 
     nb = sub.add_parser("papermill", help="run a notebook headless (papermill); any failure is one line on stderr")
@@ -406,6 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
     cycle = sub.add_parser("control-cycle", help="run the AMORT-V1 control-cycle harness (Fig. 6) on this host")
     _study_arguments(cycle)
     cycle.add_argument("--quiet", action="store_true", help="no progress bar")
+    _measuring_arguments(cycle)
     cycle.set_defaults(func=_control_cycle)
 
     tree = sub.add_parser("image-tree", help="generate data/raw/image_tree/ with the paper's image shape (§V-I)")
@@ -417,6 +479,7 @@ def build_parser() -> argparse.ArgumentParser:
     _study_arguments(full)
     full.add_argument("--image-dir", help="measure this directory instead of full_image.image_dir")
     full.add_argument("--quiet", action="store_true", help="no progress bar")
+    _measuring_arguments(full)
     full.set_defaults(func=_full_image)
 
     vec = sub.add_parser("amort-vectors", help="write AMORT-V1 differential vectors from the reference model (native "
@@ -446,13 +509,24 @@ def build_parser() -> argparse.ArgumentParser:
                            "partition replay")
     _study_arguments(scale)
     scale.add_argument("--quiet", action="store_true", help="no progress bar")
+    _measuring_arguments(scale)
     scale.set_defaults(func=_scaling)
 
     origin = sub.add_parser("device-origin", help="run AMORT-V1 device-origin costs (Fig. 5, one vs two tags, "
                             "prover extra work)")
     _study_arguments(origin)
     origin.add_argument("--quiet", action="store_true", help="no progress bar")
+    _measuring_arguments(origin)
     origin.set_defaults(func=_device_origin)
+
+    raw = sub.add_parser("raw", help="raw samples measured elsewhere")
+    raw_sub = raw.add_subparsers(dest="raw_command", required=True)
+    raw_in = raw_sub.add_parser("import", help="validate raw-sample files from another machine (schema, provenance, "
+                                "checksum, stage, measurement parameters) and put them in place under data/raw")
+    raw_in.add_argument("files", nargs="+", metavar="FILE")
+    raw_in.add_argument("--stage", help="the measuring stage the files must belong to (refused otherwise)")
+    _study_arguments(raw_in)
+    raw_in.set_defaults(func=_raw_import)
 
     from pqlab.cli_whatif import add_parser as add_whatif  # argparse only: the work is imported when it runs
 

@@ -186,3 +186,10 @@ class MetricsMismatchError(PqlabError):
     written by another version of the study, or the reference file names a key the study does not write."""
 
     code = "METRICS_MISMATCH"
+
+
+class RawSamplesError(PqlabError):
+    """A raw-sample file is missing, was measured for another stage or with other measurement parameters, or its
+    provenance block is incomplete: the analysis refuses it rather than analyse samples it cannot vouch for."""
+
+    code = "RAW_SAMPLES"

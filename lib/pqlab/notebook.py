@@ -1,8 +1,10 @@
 """Notebook helpers: the first code cell's ``setup``, widgets only with a live front end, and ``pqlab papermill``.
 
 Every study notebook's first code cell calls :func:`setup`, which finds ``params/params.yaml`` from the
-repository wherever the notebook runs. A :class:`pqlab.errors.PqlabError` raised in any cell shows as its one
-line (``pqlab: error [CODE]: field: message``; set ``PQLAB_TRACEBACK=1`` for the traceback). Interactive widget
+repository wherever the notebook runs, and :func:`project_paths`: run by the pipeline (``pipeline = True``) a
+notebook writes into the project, opened by hand into ``exploration/``. A :class:`pqlab.errors.PqlabError` raised in
+any cell shows as its one line (``pqlab: error [CODE]: field: message``; set ``PQLAB_TRACEBACK=1`` for the
+traceback). Interactive widget
 cells go through :func:`interact`, which only builds widgets when a live Jupyter front end is attached, so a
 headless run (papermill, tests) never waits on one. ``pqlab papermill`` (used by every notebook stage in
 dvc.yaml) runs a notebook headless with papermill's execution timeout and turns every failure into one line on
@@ -23,6 +25,7 @@ from typing import Any
 from pqlab.errors import NotebookError, ParamsError
 
 DEFAULT_PARAMS_PATH = "../params/params.yaml"  # the parameters cell's default: right when run from notebooks/
+EXPLORATION_DIR = "exploration"  # a notebook run by hand writes its outputs here, never into the pipeline's
 HEADLESS_ENV = "PQLAB_HEADLESS"          # set: never build widgets (pqlab papermill and the tests set it)
 INTERACTIVE_ENV = "PQLAB_INTERACTIVE"    # set: always build widgets (a front end the detection misses)
 WIDGETS_ENV = "PQLAB_WIDGETS"            # "1" / "0": widgets on / off, whatever else is set
@@ -53,6 +56,21 @@ def locate_params(params_path: str | Path = DEFAULT_PARAMS_PATH) -> Path:
             except ParamsError:
                 continue
     raise ParamsError(f"no parameters file {path} (working directory {Path.cwd()})", field="params_path")
+
+
+def project_paths(params_path: str | Path, pipeline: bool) -> Any:
+    """Where a study notebook writes (a :class:`pqlab.paths.ProjectPaths`): the project when ``dvc repro`` runs it
+    (``pipeline = True``); opened by hand, the scratch project ``<project>/exploration/``, which reads the same
+    ``params/`` but never overwrites the pipeline's data/ and paper_figs/ (says so in one line)."""
+    from pqlab.params import project_root
+    from pqlab.paths import ProjectPaths
+
+    root = project_root(params_path)
+    if pipeline:
+        return ProjectPaths(root)
+    scratch = root / EXPLORATION_DIR
+    print(f"exploring: this run writes under {scratch} (dvc repro writes the project's data/ and paper_figs/)")
+    return ProjectPaths(scratch, root / "params")
 
 
 def setup(params_path: str | Path = DEFAULT_PARAMS_PATH) -> Path:

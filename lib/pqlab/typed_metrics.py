@@ -35,6 +35,17 @@ class StageMetrics(MetricsNode):
     profile: str
 
 
+class RawSource(MetricsNode):
+    """Where a measuring stage's raw samples came from (their provenance block): REPORT.md names it per stage."""
+
+    machine: str
+    cpu_model: str
+    measured_utc: str
+    load_average_before: list[float]
+    seed: int
+    profile: str
+
+
 def validated(model: type[StageMetrics], data: dict[str, Any]) -> dict[str, Any]:
     """``data`` checked against ``model`` and dumped back: what a study writes as its metrics file. A study whose
     numbers do not fit its own model is a MetricsMismatchError naming the first key (one line, not a traceback)."""

@@ -1,4 +1,4 @@
-"""AMORT-V1 §V-G: run the C control-cycle loop in each configuration and summarise response times.
+"""AMORT-V1 §V-G: run the C control-cycle loop in each configuration (pqlab.analysis.control_cycle summarises).
 
 The loop (``pqlab.bench._cycle``, C) releases a synthetic scan every period on one pinned core and, on
 evidence cycles, builds a report through the native AMORT-V1 device path. Background configurations run
@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from tqdm.auto import tqdm
 
 from pqlab import crypto
@@ -193,84 +192,6 @@ def run_all(cfg: ControlCycleParams, seed: int, *, progress: bool = True) -> tup
     samples = pd.concat([r.samples for r in runs], ignore_index=True)
     samples["configuration"] = pd.Categorical(samples["configuration"], categories=list(cfg.configurations))
     return samples, [r.info for r in runs]
-
-
-def deadline_ns(cfg: ControlCycleParams) -> int:
-    """The scan deadline: ``deadline_us``, or the period when it is not set."""
-    return 1000 * (cfg.deadline_us if cfg.deadline_us is not None else cfg.period_us)
-
-
-TAILS = (("p50", 50), ("p99", 99), ("p999", 99.9))
-
-
-def _tails(values_ns: np.ndarray, prefix: str) -> dict[str, float]:
-    us = np.asarray(values_ns, dtype=float) / 1000.0
-    out = {f"{prefix}{name}_us": float(np.percentile(us, q)) for name, q in TAILS}
-    out[f"{prefix}max_us"] = float(us.max())
-    return out
-
-
-def summarise(samples: pd.DataFrame, cfg: ControlCycleParams) -> pd.DataFrame:
-    """Per configuration: cycles, response p50 / p99 / p99.9 / max (µs), deadline misses, and the response split
-    into its two parts with the same percentiles: the timer wake-up latency (wake − scheduled release, the host's)
-    and the execution time (scan + evidence, the work)."""
-    limit = deadline_ns(cfg)
-    rows = []
-    for name, group in samples.groupby("configuration", sort=False, observed=True):
-        evid = group.loc[group["evidence"], "evidence_ns"].to_numpy() / 1000.0
-        rows.append({
-            "configuration": name, "label": cfg.configurations[name].label, "cycles": len(group),
-            "evidence_cycles": int(group["evidence"].sum()),
-            **_tails(group["response_ns"].to_numpy(), ""),
-            "deadline_misses": int((group["response_ns"] > limit).sum()),
-            **_tails(group["latency_ns"].to_numpy(), "latency_"),
-            **_tails(group["execution_ns"].to_numpy(), "execution_"),
-            "evidence_p50_us": float(np.median(evid)) if len(evid) else float("nan"),
-        })
-    return pd.DataFrame(rows)
-
-
-def added_cost(samples: pd.DataFrame, cfg: ControlCycleParams, resamples: int = 2000,
-               confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """What evidence adds to a scan's execution time, independent of the host's wake-up latency: the median
-    execution of the configurations with one tag, and with two tags + chain step, on every cycle minus the
-    baseline's, with a percentile-bootstrap interval (scipy, both samples resampled)."""
-    rows = []
-    base_names = [n for n, c in cfg.configurations.items() if c.tags == 0 and not c.background_signer]
-    base = samples.loc[samples["configuration"].isin(base_names), "execution_ns"].to_numpy() / 1000.0
-    for tags, what in ((1, "one_tag"), (2, "two_tags_chain")):
-        names = [n for n, c in cfg.configurations.items()
-                 if c.tags == tags and c.every_cycle and not c.background_signer]
-        mine = samples.loc[samples["configuration"].isin(names), "execution_ns"].to_numpy() / 1000.0
-        if not len(mine) or not len(base):
-            continue
-        boot = stats.bootstrap((mine, base), lambda a, b, axis: np.median(a, axis=axis) - np.median(b, axis=axis),
-                               n_resamples=resamples, confidence_level=confidence, method="percentile",
-                               vectorized=True, rng=np.random.default_rng(seed + tags))
-        rows.append({"tags": tags, "what": what, "configurations": ", ".join(names), "scans": len(mine),
-                     "baseline_scans": len(base), "added_us": float(np.median(mine) - np.median(base)),
-                     "added_lo_us": float(boot.confidence_interval.low),
-                     "added_hi_us": float(boot.confidence_interval.high)})
-    return pd.DataFrame(rows)
-
-
-def per_scan_cost(samples: pd.DataFrame, cfg: ControlCycleParams) -> pd.DataFrame:
-    """Median execution per scan without evidence, with one tag, and with two tags and the chain step.
-
-    Taken from the configurations that generate evidence on every cycle (and the baseline), so each
-    median is over every recorded scan of its configuration.
-    """
-    rows = []
-    for tags, what in ((0, "scan only"), (1, "scan + evidence tag"), (2, "scan + two tags + chain step")):
-        names = [n for n, c in cfg.configurations.items()
-                 if c.tags == tags and (tags == 0 or c.every_cycle) and not c.background_signer]
-        group = samples[samples["configuration"].isin(names)]
-        if group.empty:
-            continue
-        rows.append({"tags": tags, "what": what, "configurations": ", ".join(names), "scans": len(group),
-                     "execution_p50_us": float(np.median(group["execution_ns"]) / 1000.0),
-                     "evidence_p50_us": float(np.median(group["evidence_ns"]) / 1000.0) if tags else 0.0})
-    return pd.DataFrame(rows)
 
 
 def back_to_back_evidence_us(cfg: ControlCycleParams, rng: np.random.Generator,

@@ -253,14 +253,6 @@ def measure_prover(settings: StudyParams, path: str, *, progress: bool = True) -
     return pd.concat(samples, ignore_index=True), pd.DataFrame(builds)
 
 
-def delay_summary(delays: pd.DataFrame, rate_hz: float) -> pd.DataFrame:
-    """Per k: the most and the mean records a report waits before its key may be disclosed, and in seconds."""
-    out = delays.groupby("k")["delay_records"].agg(max_records="max", mean_records="mean").reset_index()
-    out["max_seconds"] = out["max_records"] / rate_hz
-    out["mean_seconds"] = out["mean_records"] / rate_hz
-    return out
-
-
 def describe(interval: Interval) -> dict[str, Any]:
     """Sizes of what the auditor received for one interval (len() of each encoding)."""
     return {"k": interval.k, "checkpoint_octets": len(interval.checkpoint),

@@ -19,11 +19,8 @@ from pqlab.amort.fleet import Fleet, report_rounds
 from pqlab.amort.messages import HASH, ID_OCTETS, Checkpoint, CloseEntry, Report, Span
 from pqlab.errors import MeasurementError
 from pqlab.params import StudyParams
-from pqlab.stats import median_ci
 
 WORKER = "pqlab.bench.controller_worker"
-KIB, MIB = 1024, 1024 * 1024
-PAPER_IDENTITIES = (10, 100, 1000, 4000, 10_000)  # Table III's rows
 WORKER_TIMEOUT_S = 3600
 
 
@@ -154,72 +151,3 @@ def decompose(report: bytes, signature_octets: int, wire_format: str = "implied"
     close = len(_checkpoint((), (CloseEntry(bytes(ID_OCTETS), 1, 0, 0),), signature_octets, wire_format)) - empty
     return Decomposition(record=record, tags=len(report) - record, report=len(report), signature=signature_octets,
                          checkpoint_fixed=empty, span=span, close=close, wire_format=wire_format)
-
-
-def summarise(trials: pd.DataFrame, settings: StudyParams, parts: Decomposition) -> pd.DataFrame:
-    """Table III: per identity count, medians over trials (bootstrap CI of the cost) and the byte columns."""
-    rows = []
-    for index, (n, group) in enumerate(trials.groupby("identities", sort=True)):
-        median, low, high = median_ci(group["us_per_report"].to_numpy(), 2000, 0.95, settings.seed + index)
-        checkpoint = int(group["checkpoint_octets"].iloc[0])
-        if group["checkpoint_octets"].nunique() != 1 or group["report_octets"].nunique() != 1:
-            raise MeasurementError("checkpoint or report size differs between trials", field=f"n={n}")
-        report = int(group["report_octets"].iloc[0])
-        fleet_rss = (group["rss_after_register_kib"] - group["rss_before_fleet_kib"]) * KIB
-        rows.append({
-            "identities": int(n), "in_paper": int(n) in PAPER_IDENTITIES, "trials": len(group),
-            "us_per_report": median, "us_per_report_lo": low, "us_per_report_hi": high,
-            "us_per_report_min": float(group["us_per_report"].min()),
-            "us_per_report_max": float(group["us_per_report"].max()),
-            **{f"{p}_us_per_report": float(group[f"{p}_us_per_report"].median())
-               for p in ("ingest", "body", "sign", "commit", "durable")},
-            "checkpoint_octets": checkpoint, "checkpoint_kib": checkpoint / KIB,
-            "record_octets": parts.record, "tag_octets": parts.tags, "report_octets": report,
-            "checkpoint_share_octets": checkpoint / n, "bytes_per_report": report + checkpoint / n,
-            "verify_ms": float(group["verify_ms"].median()),
-            "rss_peak_mib": float(group["rss_peak_kib"].median()) / KIB,
-            "rss_interpreter_mib": float(group["rss_before_fleet_kib"].median()) / KIB,
-            "state_octets_per_identity": int(group["state_octets"].iloc[0]),
-            "fleet_rss_octets_per_identity": float(fleet_rss.median()) / n,
-        })
-    table = pd.DataFrame(rows)
-    expected = [parts.checkpoint(n) for n in table["identities"]]
-    if list(table["checkpoint_octets"]) != expected:
-        raise MeasurementError(f"checkpoint sizes {list(table['checkpoint_octets'])} are not fixed + spans × "
-                               f"{parts.span} ({expected})", field="checkpoint_octets")
-    return table
-
-
-# What-if span layouts: the per-identity octets if the span's fields changed (field widths, not encodings).
-SPAN_LAYOUTS: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = (
-    ("explicit wire format: dev_id, epoch, seq_lo, seq_hi, subtree",
-     (("dev_id", 8), ("epoch", 4), ("seq_lo", 8), ("seq_hi", 8), ("subtree", 32))),
-    ("implied wire format, the paper's tuple: dev_id, seq_lo, seq_hi, subtree (epoch once per checkpoint)",
-     (("dev_id", 8), ("seq_lo", 8), ("seq_hi", 8), ("subtree", 32))),
-    ("4-octet epoch-relative seq_lo and a 2-octet count instead of seq_hi",
-     (("dev_id", 8), ("epoch", 4), ("seq_lo", 4), ("count", 2), ("subtree", 32))),
-    ("one-report spans: no subtree (it equals the leaf hash the global tree commits)",
-     (("dev_id", 8), ("epoch", 4), ("seq_lo", 8))),
-)
-
-
-def budget(parts: Decomposition, budget_octets: int) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Where a checkpoint of one-report spans passes ``budget_octets``, confirmed by encoding checkpoints of
-    the last fitting count and the first one over; the same limit under what-if span layouts."""
-    fits = (budget_octets - parts.checkpoint_fixed) // parts.span
-    first_over = fits + 1
-    sizes = {}
-    for n in (fits, first_over):
-        sizes[n] = len(_checkpoint(one_report_spans(n), (), parts.signature, parts.wire_format))
-    if not (sizes[fits] <= budget_octets < sizes[first_over]):
-        raise MeasurementError(f"encoded sizes {sizes} do not straddle {budget_octets}", field="size_budget_octets")
-    rows = []
-    for label, fields in SPAN_LAYOUTS:
-        span = sum(width for _, width in fields)
-        rows.append({"span_layout": label, "span_octets": span,
-                     "identities_within_budget": (budget_octets - parts.checkpoint_fixed) // span,
-                     "bytes_per_report_at_10000": parts.report + (parts.checkpoint_fixed + 10_000 * span) / 10_000})
-    crossing = {"budget_octets": budget_octets, "identities_within_budget": fits,
-                "first_identities_over_budget": first_over, "checkpoint_octets_at_limit": sizes[fits],
-                "checkpoint_octets_over_limit": sizes[first_over]}
-    return pd.DataFrame(rows), crossing

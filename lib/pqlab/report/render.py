@@ -144,16 +144,27 @@ def _not_reproduced(table: pd.DataFrame) -> list[str]:
     return [*lines, ""]
 
 
+def raw_source(block: object, kind: str) -> str:
+    """Where a stage's raw samples were measured (its metrics' ``raw_samples`` block), for the header table."""
+    if isinstance(block, dict) and block.get("machine"):
+        load = block.get("load_average_before") or []
+        return (f"host {block['machine']} ({block.get('cpu_model', 'unknown CPU')}), measured "
+                f"{block.get('measured_utc', 'at an unknown time')}, seed {block.get('seed')}, profile "
+                f"{block.get('profile')}, load average {'/'.join(str(x) for x in load) or 'not recorded'}")
+    return "no raw samples (model)" if kind == "model" else "measured and analysed in one run (no raw-sample stage)"
+
+
 def _header(reference: Reference, tree: MetricsTree, pipeline: Callable[[str], bool]) -> list[str]:
     lines = ["## This run", ""]
     profiles: dict[str, list[str]] = {}
     machines: dict[str, list[str]] = {}
-    rows = ["| stage | kind | metrics file | profile | sample sizes | machine |", "|---|---|---|---|---|---|"]
+    rows = ["| stage | kind | metrics file | profile | sample sizes | machine | raw samples from |",
+            "|---|---|---|---|---|---|---|"]
     for name, spec in reference.stages.items():
         document = tree.document(spec.metrics)
         if document is None:
             why = missing_file(name, spec.metrics, pipeline)
-            rows.append(f"| `{name}` | {spec.kind} | `{spec.metrics}` | not run | {_cell(why)} | not run |")
+            rows.append(f"| `{name}` | {spec.kind} | `{spec.metrics}` | not run | {_cell(why)} | not run | not run |")
             continue
         profile = document.get("profile")
         profile_text = str(profile) if profile else "not recorded"
@@ -166,7 +177,8 @@ def _header(reference: Reference, tree: MetricsTree, pipeline: Callable[[str], b
             if isinstance(details, dict) and details:
                 machine += f" ({describe_value(details)})"
         rows.append(f"| `{name}` | {spec.kind} | `{spec.metrics}` | {_cell(profile_text)} "
-                    f"| {_cell(_samples(reference, tree, name))} | {_cell(machine)} |")
+                    f"| {_cell(_samples(reference, tree, name))} | {_cell(machine)} "
+                    f"| {_cell(raw_source(document.get('raw_samples'), spec.kind))} |")
     if not profiles:
         lines.append("Profile: **no stage has run** (no metrics files under `data/derived/`).")
     elif len(profiles) == 1:

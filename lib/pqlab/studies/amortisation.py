@@ -19,6 +19,7 @@ from pqlab import crypto, io, machine
 from pqlab.amort import amortisation as eq1
 from pqlab.amort import fastpath, trials
 from pqlab.amort.lab import KeySet
+from pqlab.analysis import costs as cost_analysis
 from pqlab.bench import adaptive_sweep, costs
 from pqlab.bench import amortisation as sweep
 from pqlab.bench import amortisation_metrics as report
@@ -315,7 +316,7 @@ def cost_medians(settings: StudyParams, paths: ProjectPaths, *, progress: bool =
             "costs_profile": (meta.get("params") or {}).get("profile"), "costs_git_commit": meta.get("git_commit"),
             "costs_timestamp_utc": meta.get("timestamp_utc"), "costs_cpu_model": meta.get("cpu_model")}
     raw, _ = costs.measure(settings, paths.raw, progress=progress)
-    return costs.summarise(raw, settings), {
+    return cost_analysis.summarise(raw, settings), {
         "source": f"measured in this run: {file.name} was missing (run the costs stage first)",
         "costs_profile": settings.profile, "costs_git_commit": machine.git_commit(),
         "costs_timestamp_utc": None, "costs_cpu_model": machine.cpu_model()}

@@ -3,24 +3,23 @@ indirect-retry choice the paper leaves open, and the slack bound from Eq. 2's co
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from pqlab import machine
+from pqlab.analysis.assumptions import headline, loss_free_per_hop, slack_table
 from pqlab.figures.assumptions import fig_assumptions
-from pqlab.params import StudyParams, ThreadParams
+from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.thread import analysis, assumptions, bounds
+from pqlab.thread import analysis, assumptions
 from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.grid import clean_parts, run_grid
 from pqlab.thread.summary import counts_and_medians
-from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
 
 STAGE = "assumptions"
+RAW = raw_samples.spec(STAGE)
 # metrics per set (numbers only: dvc metrics diff compares numbers)
 SET_METRICS = ("ratio_min", "ratio_max", "spurious_2hop", "spurious_4hop", "d3_4hop_heavy_ipv6_completion",
                "d3_4hop_heavy_ipv6_median_s", "d3_4hop_heavy_block_completion", "sed_max_failure_rate",
@@ -66,63 +65,27 @@ class AssumptionsMetrics(StageMetrics):
     sets: dict[str, AssumptionSet]
     bound: dict[str, dict[str, Bound]]
     loss_free: dict[str, LossFree]
+    raw_samples: RawSource
 
 
 METRICS = AssumptionsMetrics
 
 
-def parts_folder(paths: ProjectPaths) -> Path:
-    """The stage's resume cache while it runs (deleted once its outputs are written)."""
-    return paths.derived / ".assumptions.parts"
-
-
-def slack_table(thread: ThreadParams, sizes, compute, hops: tuple[int, ...], tail: float) -> pd.DataFrame:
-    """The slack bound at each hop count under both acknowledgement semantics (estimated, on arrival)."""
-    rows = []
-    for on_arrival in (False, True):
-        switches = thread.switches.model_copy(update={"piggyback_ack_on_arrival": on_arrival})
-        model = thread.model_copy(update={"switches": switches})
-        for h in hops:
-            b = bounds.slack_bound(bounds.loss_free(sizes, compute, model, h, "ipv6"),
-                                   bounds.loss_free(sizes, compute, model, h, "block"), model, tail)
-            rows.append({"hops": h, "ack_semantics": b["ack_semantics"], "eq2_expected_total": b["eq2_expected_total"],
-                         "eq2_counts": "/".join(f"{c:.2f}" for c in b["counts_expected"]),
-                         "counts_kept": "/".join(str(k) for k in b["counts_within"]),
-                         "t_clean_ipv6_s": b["t_clean_ipv6_s"], "t_clean_block_s": b["t_clean_block_s"],
-                         "t_max_s": b["t_max_s"], "slack_s": b["slack_s"],
-                         "slack_by_message": ", ".join(f"{k} {v:.2f}" for k, v in b["slack_by_message_s"].items()),
-                         "ratio_ceiling": b["ratio_ceiling"]})
-    return pd.DataFrame(rows)
-
-
-def loss_free_per_hop(thread: ThreadParams, sizes, compute, hops: tuple[int, ...]) -> dict:
-    """§VI: the drop-in configuration's loss-free Sigma2 and Sigma3 transfer times per hop with IPv6 fragmentation
-    (the model's own estimator) at each hop count of the bound."""
-    out = {}
-    for h in hops:
-        lf = bounds.loss_free(sizes, compute, thread, h, "ipv6")
-        out[f"{h}hop"] = {"sigma2_per_hop_s": lf.message_s[1] / h, "sigma3_per_hop_s": lf.message_s[2] / h,
-                          "device_compute_s": lf.compute_s[0], "controller_compute_s": lf.compute_s[1]}
-    return out
-
-
-def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = None, scheduler: str | None = None,
-        progress: bool = True) -> StudyResult:
-    """Run every assumption set's grid (resumable; process pool or Dask), tabulate, bound, plot, write."""
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
+    """Per assumption set: counts and medians, the headline row; the slack bound; the figure and metrics."""
     paths.check_writable(paths.derived, paths.case_figs)
     a, thread = settings.assumptions, settings.thread
+    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
     d3 = thread.figure_configs["drop_in"]
-    names = list(dict.fromkeys([*thread.configurations, d3]))
-    configs, compute = table1_inputs(names, paths.input(settings.inputs.cycles_file))
+    configs, compute = table1_inputs(list(dict.fromkeys([*thread.configurations, d3])),
+                                     paths.input(settings.inputs.cycles_file))
     sets = assumptions.assumption_sets(a, thread)
-    points, members = assumptions.assumption_points(a, sets, thread, configs, compute, a.runs)
-    runs = run_grid(points, thread, parts_folder(paths), runs=a.runs, workers=workers, scheduler=scheduler,
-                    progress=progress)
-    runs = runs.merge(members, on="point_id", how="left")
+    _, members = assumptions.assumption_points(a, sets, thread, configs, compute, a.runs)  # each point's set
+    runs = frames["assumptions_runs.parquet"].merge(members, on="point_id", how="left")
     rows, summaries = [], {}
     for key, model in sets.items():
         summaries[key] = counts_and_medians(runs[runs["set"] == key])
-        rows.append({"set": key, **assumptions.describe(model), **assumptions.headline(summaries[key], model)})
+        rows.append({"set": key, **assumptions.describe(model), **headline(summaries[key], model)})
     table = pd.DataFrame(rows)
     bound = slack_table(thread, configs[d3], compute[d3], a.bound_hops, a.count_tail)
     metrics: dict = {"profile": settings.profile, "runs_per_scenario": a.runs,
@@ -130,20 +93,21 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
                      "bound": {sem: {f"{int(r.hops)}hop": {k: getattr(r, k) for k in BOUND_METRICS}
                                      for r in bound[bound["ack_semantics"] == sem].itertuples()}
                                for sem in ("estimated", "on_arrival")},
-                     "loss_free": loss_free_per_hop(thread, configs[d3], compute[d3], a.bound_hops)}
+                     "loss_free": loss_free_per_hop(thread, configs[d3], compute[d3], a.bound_hops),
+                     "raw_samples": raw_samples.source(raw_metadata)}
     figure = fig_assumptions(table, bound, config=d3, ratio_hops=list(thread.ratio_hops), runs=a.runs)
-    metadata = machine.run_metadata(params=settings.model_dump(mode="json"))
     shown = table.drop(columns=[c for c in table if c.startswith("d3_") and c.endswith("hop_none_ipv6_median_s")])
     with OutputSet(paths, STAGE) as out:
-        out.parquet(paths.derived / "assumptions_runs.parquet", runs, metadata)
         out.table(table, paths.case_figs / "assumptions_table", markdown=shown.round(3))
         out.table(bound, paths.case_figs / "assumptions_slack_bound", markdown=bound.round(3))
         out.figure(figure, paths.case_figs / "fig_assumptions")
         out.metrics(paths.derived / "assumptions_metrics.json",
                     validated(AssumptionsMetrics, analysis.jsonable(metrics)),
                     label="4-hop ratio ceiling, Eq. 2", key="bound.estimated.4hop.ratio_ceiling", unit="x")
-    clean_parts(parts_folder(paths))
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig_assumptions": figure},
                        tables={"assumptions_table": table, "assumptions_slack_bound": bound}, metrics=metrics,
                        files=out.written, data={"summaries": summaries})
+
+
+run = raw_samples.runner(STAGE, analyse)

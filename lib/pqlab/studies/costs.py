@@ -1,19 +1,20 @@
-"""Stage ``costs`` (AMORT-V1 §V-C): time every protocol operation; Table I, Fig. 2, the backend comparison."""
+"""Stage ``costs`` (AMORT-V1 §V-C): Table I, Fig. 2 and the backend comparison from ``measure_costs``' samples."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from pqlab import crypto, machine
-from pqlab.bench import costs
+from pqlab.analysis import costs as cost_analysis
 from pqlab.figures.costs import fig2_costs
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet, rounded, scratch_dir
+from pqlab.studies import raw_samples
+from pqlab.studies.outputs import OutputSet, rounded
 from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
 
 STAGE = "costs"
+RAW = raw_samples.spec(STAGE)
 
 
 class OperationCost(MetricsNode):
@@ -99,34 +100,32 @@ class CostsMetrics(StageMetrics):
     machine: MachineInfo
     backends_available: dict[str, str]
     backends_absent: dict[str, str]
+    raw_samples: RawSource
 
 
 METRICS = CostsMetrics
 
 
-def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
-    """Measure, summarise, plot and write every output; nothing is written until all measurements are done."""
-    paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
-    with scratch_dir(paths, STAGE) as scratch:  # the fsync probe's file; removed even if the run is killed
-        raw, extra = costs.measure(settings, scratch, progress=progress)
-    metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends=extra["backends"]) | extra
-    stats = costs.summarise(raw, settings)
-    comparison = costs.compare_all_backends(raw, [settings.costs.comparison_signer, *settings.costs.signers])
-    table = costs.table1(stats)
-    statuses = crypto.backends()
-    headline = costs.metrics(stats, comparison, metadata) | {
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
+    """Summarise, compare, plot and write every output from data/raw/costs.parquet."""
+    paths.check_writable(paths.derived, paths.amort_figs)
+    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    raw = frames["costs.parquet"]
+    metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings)
+    stats = cost_analysis.summarise(raw, settings)
+    comparison = cost_analysis.compare_all_backends(raw, [settings.costs.comparison_signer, *settings.costs.signers])
+    table = cost_analysis.table1(stats)
+    headline = cost_analysis.metrics(stats, comparison, metadata) | {
         "cpu_model": metadata["cpu_model"], "profile": settings.profile,
+        "raw_samples": raw_samples.source(raw_metadata),
         "machine": {key: metadata[key] for key in ("cpu_count", "platform", "frequency_governor")},
-        # which post-quantum backends this machine has (REPORT.md says "liboqs absent" rather than a blank)
-        "backends_available": {s.name: s.version or "unknown" for s in statuses if s.available},
-        "backends_absent": {s.name: s.reason for s in statuses if not s.available}}
+        # which post-quantum backends the measuring machine has (REPORT.md says "liboqs absent", not a blank)
+        "backends_available": metadata["backends_available"], "backends_absent": metadata["backends_absent"]}
     headline = validated(CostsMetrics, headline)
     figure = fig2_costs(stats[stats["in_table1"]], metadata["cpu_model"])
     with OutputSet(paths, STAGE) as out:
-        out.parquet(paths.raw / "costs.parquet", raw, metadata)
         out.parquet(paths.derived / "costs_stats.parquet", stats, metadata)
         out.parquet(paths.derived / "costs_backend_comparison.parquet", comparison, metadata)
-        # times to three decimals in the markdown tables; p-values keep their significant digits
         out.table(table, paths.amort_figs / "table1_costs", markdown=rounded(table, decimals=3, keep=("p_value",)))
         out.table(comparison, paths.amort_figs / "table1_backend_comparison",
                   markdown=rounded(comparison, decimals=3, keep=("p_value",)))
@@ -138,3 +137,6 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     return StudyResult(STAGE, figures={"fig2_costs": figure},
                        tables={"table1_costs": table, "table1_backend_comparison": comparison},
                        metrics=headline, files=out.written, data={"raw": raw, "stats": stats, "metadata": metadata})
+
+
+run = raw_samples.runner(STAGE, analyse)

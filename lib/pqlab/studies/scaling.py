@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import matplotlib.pyplot as plt
-import pandas as pd
 
-from pqlab import machine
-from pqlab.amort.fastpath import resolve_controller_path
+from pqlab.analysis import scaling as analysis
 from pqlab.bench import isolation, rekey_parts, scaling
 from pqlab.figures.scaling import fig_scaling
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
 
 STAGE = "scaling"
+RAW = raw_samples.spec(STAGE)
+PROVENANCE = ("controller_path_requested", "controller_path", "controller_path_reason", "wire_format", "variant",
+              "signature_backend")
 
 
 class Table3Row(MetricsNode):
@@ -109,107 +109,33 @@ class ScalingMetrics(StageMetrics):
     variant: str
     signature_backend: str
     cpu_model: str | None
+    raw_samples: RawSource
 
 
 METRICS = ScalingMetrics
 
-TABLE3_COLUMNS = {
-    "identities": "Identities", "us_per_report": "µs/report", "us_per_report_min": "µs/report min",
-    "us_per_report_max": "µs/report max", "checkpoint_octets": "Checkpoint [B]", "checkpoint_kib": "Checkpoint [KiB]",
-    "record_octets": "Record [B]", "tag_octets": "Tags [B]", "report_octets": "Report [B]",
-    "checkpoint_share_octets": "Checkpoint share [B]", "bytes_per_report": "B/report", "verify_ms": "Verify [ms]",
-    "rss_peak_mib": "RSS peak [MiB]", "rss_interpreter_mib": "RSS before fleet [MiB]",
-    "state_octets_per_identity": "State/identity [B]", "fleet_rss_octets_per_identity": "Fleet RSS/identity [B]",
-    "trials": "Trials", "in_paper": "Table III row",
-}
-
-
-def _markdown(frame: pd.DataFrame) -> pd.DataFrame:
-    out = frame.copy()
-    for column in out.select_dtypes("float").columns:
-        out[column] = out[column].round(3)
-    return out
-
-
-def metrics(table3: pd.DataFrame, parts: scaling.Decomposition, crossing: dict[str, Any], iso: pd.DataFrame,
-            replay: pd.DataFrame, provenance: dict[str, Any], rekeying: pd.DataFrame) -> dict[str, Any]:
-    """Headline numbers for REPORT.md (keys n<identities>, b<backlog>)."""
-    table = {f"n{int(r.identities)}": {
-        "us_per_report": round(r.us_per_report, 4), "checkpoint_octets": int(r.checkpoint_octets),
-        "checkpoint_kib": round(r.checkpoint_kib, 3), "bytes_per_report": round(r.bytes_per_report, 3),
-        "verify_ms": round(r.verify_ms, 4), "rss_peak_mib": round(r.rss_peak_mib, 2),
-        "state_octets_per_identity": int(r.state_octets_per_identity),
-        "fleet_rss_octets_per_identity": round(r.fleet_rss_octets_per_identity, 1), "trials": int(r.trials),
-    } for r in table3.itertuples()}
-    isolation_metrics = {f"n{int(r.identities)}": {
-        "others": int(r.others), "others_attesting": int(r.others_attesting),
-        "attesting_fraction": r.others_attesting / r.others, "revoked_next_report": r.revoked_next_report,
-        "rekey_us_per_identity": round(r.rekey_us_per_identity, 3), "rekey_ms_fleet": round(r.rekey_ms_fleet, 3),
-        "rekey_fleet_extrapolated": bool(r.rekey_fleet_extrapolated), "rekeyed": int(r.rekeyed),
-    } for r in iso.itertuples()}
-    window = replay[replay["one_window"]]
-    configured = replay[~replay["one_window"]] if (~replay["one_window"]).any() else replay
-    return {
-        **provenance,
-        "table3": table,
-        "bytes": {"record": parts.record, "tags": parts.tags, "report": parts.report,
-                  "signature": parts.signature, "checkpoint_fixed": parts.checkpoint_fixed, "span": parts.span,
-                  "close": parts.close},
-        "budget": crossing,
-        "isolation": isolation_metrics,
-        "rekey_us_per_identity": round(float(iso["rekey_us_per_identity"].median()), 3),
-        "rekey_parts": rekey_parts.parts_metrics(rekeying),
-        "replay": {
-            "us_per_record": round(float(configured["merge_us_per_record"].median()), 4),
-            "us_per_record_with_checkpoint": round(float(configured["total_us_per_record"].median()), 4),
-            "by_backlog": {f"b{int(r.backlog)}": {"merge_us_per_record": round(r.merge_us_per_record, 4),
-                                                   "total_ms": round(r.total_ms, 4)} for r in replay.itertuples()},
-            "one_window_records": int(window["backlog"].iloc[0]) if len(window) else None,
-            "one_window_merge_ms": round(float(window["merge_ms"].iloc[0]), 4) if len(window) else None,
-            "one_window_total_ms": round(float(window["total_ms"].iloc[0]), 4) if len(window) else None,
-        },
-    }
-
-
-def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
-    """Measure every identity count (a process per trial), isolation, re-keying and replay; then write all."""
-    paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
-    cfg = settings.scaling
-    resolved = resolve_controller_path(settings.amort.controller_path)
-    rounds, trials, samples = scaling.measure(settings, resolved.path, paths.raw, progress=progress)
-    parts = scaling.decompose(samples[min(samples)], int(trials["signature_octets"].iloc[0]),
-                              settings.amort.wire_format)
-    table3 = scaling.summarise(trials, settings, parts)
-    layouts, crossing = scaling.budget(parts, cfg.size_budget_octets)
-    counts, rekeying = isolation.measure_isolation(settings, resolved.path, paths.raw, progress=progress)
-    replay = isolation.measure_replay(settings, resolved.path, paths.raw, progress=progress)
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
+    """Table III, the checkpoint budget, isolation, re-keying parts and replay from the five raw files."""
+    paths.check_writable(paths.derived, paths.amort_figs)
+    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    rounds, trials, counts, rekeying, replay = (frames[f"scaling_{name}.parquet"] for name in
+                                                ("rounds", "trials", "isolation", "rekey", "replay"))
+    parts = scaling.decompose(bytes.fromhex(raw_metadata["sample_report_hex"]),
+                              int(trials["signature_octets"].iloc[0]), raw_metadata["wire_format"])
+    table3 = analysis.summarise(trials, settings, parts)
+    layouts, crossing = analysis.budget(parts, settings.scaling.size_budget_octets)
     iso, replay_summary = isolation.isolation_table(counts, rekeying), isolation.replay_table(replay)
-    provenance = {"controller_path_requested": settings.amort.controller_path, "controller_path": resolved.path,
-                  "controller_path_reason": resolved.reason, "profile": settings.profile,
-                  "wire_format": settings.amort.wire_format, "variant": settings.amort.variant,
-                  "signature_backend": str(trials["signature_backend"].iloc[0])}
-    metadata = machine.run_metadata(params=settings.model_dump(mode="json"),
-                                    backends={"signature": provenance["signature_backend"]}) | provenance
-    headline = validated(ScalingMetrics, metrics(table3, parts, crossing, iso, replay_summary, provenance, rekeying)
-                         | {"cpu_model": metadata["cpu_model"]})
+    provenance = {key: raw_metadata[key] for key in PROVENANCE} | {"profile": settings.profile}
+    headline = validated(ScalingMetrics, analysis.metrics(table3, parts, crossing, iso, replay_summary, provenance,
+                                                          rekeying)
+                         | {"cpu_model": raw_metadata["cpu_model"], "raw_samples": raw_samples.source(raw_metadata)})
     rekey_table = rekey_parts.parts_table(rekeying)
-    figure = fig_scaling(table3, crossing, resolved.path, metadata["cpu_model"])
-    table = table3[list(TABLE3_COLUMNS)].rename(columns=TABLE3_COLUMNS)
-    for frame in (rounds, trials, counts, rekeying, replay):
-        frame["controller_path"] = resolved.path
-    trials = trials.drop(columns=["checkpoint_hex"])
-    counts = counts.assign(rejections_after=counts["rejections_after"].astype(str))
+    figure = fig_scaling(table3, crossing, raw_metadata["controller_path"], raw_metadata["cpu_model"])
+    table = table3[list(analysis.TABLE3_COLUMNS)].rename(columns=analysis.TABLE3_COLUMNS)
     with OutputSet(paths, STAGE) as out:
-        out.parquet(paths.raw / "scaling_rounds.parquet", rounds, metadata)
-        out.parquet(paths.raw / "scaling_trials.parquet", trials, metadata)
-        out.parquet(paths.raw / "scaling_rekey.parquet", rekeying, metadata)
-        out.parquet(paths.raw / "scaling_isolation.parquet", counts, metadata)
-        out.parquet(paths.raw / "scaling_replay.parquet", replay, metadata)
-        out.table(table, paths.amort_figs / "table3_scaling", markdown=_markdown(table))
-        out.table(iso, paths.amort_figs / "isolation", markdown=_markdown(iso))
-        out.table(rekey_table, paths.amort_figs / "rekey_parts", markdown=_markdown(rekey_table))
-        out.table(replay_summary, paths.amort_figs / "partition_replay", markdown=_markdown(replay_summary))
-        out.table(layouts, paths.amort_figs / "checkpoint_budget", markdown=_markdown(layouts))
+        for frame, name in ((table, "table3_scaling"), (iso, "isolation"), (rekey_table, "rekey_parts"),
+                            (replay_summary, "partition_replay"), (layouts, "checkpoint_budget")):
+            out.table(frame, paths.amort_figs / name, markdown=analysis.rounded(frame))
         out.figure(figure, paths.amort_figs / "fig_scaling")
         out.metrics(paths.derived / "scaling_metrics.json", headline, label="attesting, 1 of 1000 out",
                     key="isolation.n1000.attesting_fraction", unit="fraction")
@@ -220,4 +146,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
                        metrics=headline, files=out.written,
                        data={"rounds": rounds, "trials": trials, "table3": table3, "rekey": rekeying,
                              "isolation": counts, "replay": replay, "decomposition": parts, "budget": crossing,
-                             "metadata": metadata})
+                             "metadata": raw_samples.analysis_metadata(raw_metadata, RAW, settings)})
+
+
+run = raw_samples.runner(STAGE, analyse)

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 
-from pqlab import machine
 from pqlab.figures.sensitivity import fig4_sensitivity, fig5_segment_size
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
 from pqlab.thread import analysis, sweeps
 from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.grid import clean_parts, run_grid
 from pqlab.thread.sweep_intervals import sweep_intervals
-from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
 
 STAGE = "sensitivity"
+RAW = raw_samples.spec(STAGE)
 
 
 class Cell(MetricsNode):
@@ -90,6 +88,7 @@ class SensitivityMetrics(StageMetrics):
     intervals, and the ranges with the cells they span."""
 
     runs_per_cell: int
+    raw_samples: RawSource
     ipv6_block: IPv6Block
     pull_block: PullBlock
     timers: Timers
@@ -108,22 +107,15 @@ class SensitivityMetrics(StageMetrics):
 METRICS = SensitivityMetrics
 
 
-def parts_folder(paths: ProjectPaths) -> Path:
-    """The stage's resume cache while it runs (deleted once its outputs are written)."""
-    return paths.derived / ".sensitivity.parts"
-
-
-def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = None, scheduler: str | None = None,
-        progress: bool = True) -> StudyResult:
-    """Run every cell (resumable; process pool or Dask, as the transport grid), tabulate, plot, write."""
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
+    """Per-cell statistics, the Fig. 4 and Fig. 5 tables and figures, and the metrics from the simulated runs."""
     paths.check_writable(paths.derived, paths.case_figs, paths.plots)
     sens, thread = settings.sensitivity, settings.thread
-    roles = {sens.role, *(sc.role for sc in sens.segments.scenarios)}
-    names = sorted({thread.figure_configs[role] for role in roles})
+    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    table = frames["sensitivity_runs.parquet"]
+    names = sorted({thread.figure_configs[role] for role in {sens.role, *(sc.role for sc in sens.segments.scenarios)}})
     configs, compute = table1_inputs(names, paths.input(settings.inputs.cycles_file))
-    points, cells = sweeps.sweep_points(sens, thread, configs, compute, sens.runs)
-    table = run_grid(points, thread, parts_folder(paths), runs=sens.runs, workers=workers, scheduler=scheduler,
-                     progress=progress)
+    _, cells = sweeps.sweep_points(sens, thread, configs, compute, sens.runs)  # which cell each point is
     stats = sweeps.cell_stats(table, cells)
     threshold = sens.success_threshold
     ipv6 = sweeps.interference_table(stats, "ipv6", threshold)
@@ -131,18 +123,18 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
     timers = sweeps.timer_table(stats, threshold)
     segments = sweeps.segment_table(stats, sens.segments.reference_payload, threshold)
     metrics = {"profile": settings.profile, **sweeps.metrics(sens, thread.ratio_hops, ipv6, pull, timers, segments),
-               **sweep_intervals(table, stats, sens, thread.ratio_hops, thread.bootstrap_resamples, settings.seed)}
+               **sweep_intervals(table, stats, sens, thread.ratio_hops, thread.bootstrap_resamples, settings.seed),
+               "raw_samples": raw_samples.source(raw_metadata)}
     config = thread.figure_configs[sens.role]
     fig4 = fig4_sensitivity(ipv6, pull, timers, config=config, hops=sens.interference.hops,
                             scenario=sens.timers.scenario, runs=sens.runs, threshold=threshold)
     fig5 = fig5_segment_size(segments, reference=sens.segments.reference_payload, runs=sens.runs)
-    metadata = machine.run_metadata(params=settings.model_dump(mode="json"))
+    metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings)
     heat = sweeps.heatmap_long(ipv6, pull)
     timer_lines = timers.assign(series=[f"controller {i} ms / boost {b} ms" for i, b in zip(
         timers["controller_interval_ms"], timers["device_boost_ms"], strict=True)])[["series", "hops", "ratio"]]
     segment_lines = segments.rename(columns={"scenario_label": "series"})[["series", "segment_payload", "relative"]]
     with OutputSet(paths, STAGE) as out:
-        out.parquet(paths.derived / "sensitivity_runs.parquet", table, metadata)
         out.parquet(paths.derived / "sensitivity_cells.parquet", stats, metadata)
         out.figure(fig4, paths.case_figs / "fig4_sensitivity")
         out.figure(fig5, paths.case_figs / "fig5_segment_size")
@@ -156,10 +148,12 @@ def run(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = Non
         out.metrics(paths.derived / "sensitivity_metrics.json",
                     validated(SensitivityMetrics, analysis.jsonable(metrics)),
                     label="IPv6/block max, 25 cells", key="ipv6_block.max", unit="x")
-    clean_parts(parts_folder(paths))
     plt.close(fig4)
     plt.close(fig5)
     return StudyResult(STAGE, figures={"fig4_sensitivity": fig4, "fig5_segment_size": fig5},
                        tables={"fig4a_ipv6_block": ipv6, "fig4b_pull_block": pull, "fig4c_timers": timers,
                                "fig5_segment_size": segments},
                        metrics=metrics, files=out.written, data={"cells": stats})
+
+
+run = raw_samples.runner(STAGE, analyse)

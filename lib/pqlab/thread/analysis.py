@@ -10,12 +10,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from pqlab.params import ThreadParams, ThreadSwitches
-from pqlab.thread.grid import SINGLE_LABEL, grid_points, simulate_points
+from pqlab.params import ThreadParams
+from pqlab.thread.grid import SINGLE_LABEL
 from pqlab.thread.model import MESSAGES
 from pqlab.thread.summary import summarise
-
-VARIANTS = ("paper", "source_accurate")
 
 
 def one_label_per_fitting_config(summary: pd.DataFrame, fitting: set[str]) -> pd.DataFrame:
@@ -45,12 +43,6 @@ def figure_table(summary: pd.DataFrame, params: ThreadParams) -> tuple[pd.DataFr
     spur = rows[(rows["config"] == d3) & (rows["transport"] == "ipv6")].sort_values(["loss", "hops"])
     spurious = spur.assign(series=spur["loss"])[["series", "hops", "mean_spurious"]]
     return times.reset_index(drop=True), spurious.reset_index(drop=True)
-
-
-def variant_params(params: ThreadParams, variant: str) -> ThreadParams:
-    if variant == "paper":
-        return params
-    return params.model_copy(update={"switches": ThreadSwitches.source_accurate()})
 
 
 def _value(summary: pd.DataFrame, column: str, config: str, hops: int, loss: str, transport: str,
@@ -178,28 +170,21 @@ def drop_in_ratios(summary: pd.DataFrame, config: str, hops: Sequence[int] = (3,
     return out
 
 
-def channel_priority_sensitivity(
-    summary: pd.DataFrame, configs: Mapping[str, Sequence[int]], params: ThreadParams,
-    device_compute_ms: Mapping[str, tuple[float, float]] | None,
-) -> dict:
+def channel_priority_sensitivity(summary: pd.DataFrame, rerun: pd.DataFrame, params: ThreadParams,
+                                  configs: Mapping[str, Sequence[int]]) -> dict:
     """The drop-in IPv6/block ratios at 3-4 hops under both channel-arbitration rules (``channel_priority``).
 
-    The configured rule's numbers come from ``summary``; the other rule's from a rerun of just those
-    scenarios (always-on device, IPv6 fragmentation and block transfer, every loss scenario).
+    The configured rule's numbers come from ``summary``; the other rule's from ``rerun``, the simulated runs of
+    just those scenarios under it (:func:`pqlab.thread.grid.channel_rule_points`).
     """
     d3 = params.figure_configs.get("drop_in", "")
     hops = tuple(h for h in params.hops if h in params.ratio_hops)
     out: dict = {"configured": params.channel_priority}
-    if d3 not in configs or not hops:
+    if d3 not in configs or not hops or rerun.empty:
         return out
     out[params.channel_priority] = drop_in_ratios(summary, d3, hops)
     other = "message_age" if params.channel_priority == "node_arrival" else "node_arrival"
-    flipped = params.model_copy(update={"channel_priority": other, "hops": hops})
-    points = [p for p in grid_points({d3: configs[d3]}, flipped, device_compute_ms)
-              if not p.scenario.sleepy and p.transport in ("ipv6", "block")]
-    table = simulate_points(points, flipped, flipped.runs)
-    rerun = summarise(table, params.bootstrap_resamples, params.confidence, params.seed)
-    out[other] = drop_in_ratios(rerun, d3, hops)
+    out[other] = drop_in_ratios(summarise(rerun, params.bootstrap_resamples, params.confidence, params.seed), d3, hops)
     return out
 
 

@@ -16,9 +16,8 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from pqlab.params import AssumptionsParams, ThreadParams
-from pqlab.thread.analysis import drop_in_ratios
 from pqlab.thread.grid import GridPoint, fitting_configs
-from pqlab.thread.model import MESSAGES, Scenario
+from pqlab.thread.model import Scenario
 
 FIELDS = ("channel_priority", "ack_frame_loss", "indirect_retry_spacing", "block_timer_start")
 
@@ -80,52 +79,3 @@ def assumption_points(
             for hops in settings.sleepy_hops:
                 add(key, model, name, hops, noisy, True, "ipv6")
     return points, pd.DataFrame(rows)
-
-
-def _value(summary: pd.DataFrame, column: str, **where) -> float | None:
-    rows = summary
-    for key, value in where.items():
-        rows = rows[rows[key] == value]
-    if len(rows) != 1 or pd.isna(rows[column].iloc[0]):
-        return None
-    return float(rows[column].iloc[0])
-
-
-def headline(summary: pd.DataFrame, thread: ThreadParams) -> dict:
-    """One set's numbers (``summary``: ``summary.counts_and_medians`` of its rows): IPv6/block ratio range at
-    ``ratio_hops`` over every loss scenario, spurious retransmissions at 2 and 4 hops without interference, the
-    drop-in configuration at 4 hops under interference, and sleepy-device failures with IPv6 fragmentation."""
-    d3 = thread.figure_configs["drop_in"]
-    quiet, noisy = thread.figure_scenarios["quiet"], thread.figure_scenarios["interference"]
-    ratios = drop_in_ratios(summary, d3, [h for h in thread.ratio_hops if h in set(summary["hops"])])
-    out: dict = {"ratio_min": ratios["drop_in_ratio_3to4hop_min"], "ratio_max": ratios["drop_in_ratio_3to4hop_max"],
-                 "ratio_scenarios": ratios["drop_in_ratio_3to4hop_scenarios"]}
-    for key, value in ratios.items():
-        if key.endswith(f"hop_{quiet}") and key.startswith("drop_in_ratio_"):
-            out[key.removeprefix("drop_in_").replace(f"_{quiet}", "_none")] = value
-    d3_hops = set(summary.loc[(summary["config"] == d3) & ~summary["sleepy"], "hops"])
-    for hops in sorted(d3_hops - set(thread.ratio_hops)):  # below the ratio hops, e.g. 2
-        ip = _value(summary, "median_s", config=d3, hops=hops, loss=quiet, sleepy=False, transport="ipv6")
-        blk = _value(summary, "median_s", config=d3, hops=hops, loss=quiet, sleepy=False, transport="block")
-        out[f"ratio_{hops}hop_none"] = ip / blk if ip and blk else None
-    always = dict(config=d3, sleepy=False)
-    for hops in sorted(d3_hops):
-        out[f"d3_{hops}hop_none_ipv6_median_s"] = _value(summary, "median_s", hops=hops, loss=quiet,
-                                                         transport="ipv6", **always)
-    for hops in (2, 4):
-        out[f"spurious_{hops}hop"] = _value(summary, "mean_spurious", hops=hops, loss=quiet, transport="ipv6", **always)
-    for transport in ("ipv6", "block"):
-        rate = _value(summary, "failure_rate", hops=4, loss=noisy, transport=transport, **always)
-        out[f"d3_4hop_heavy_{transport}_completion"] = None if rate is None else 1.0 - rate
-        out[f"d3_4hop_heavy_{transport}_median_s"] = _value(summary, "median_s", hops=4, loss=noisy,
-                                                            transport=transport, **always)
-    sed = summary[summary["sleepy"] & (summary["transport"] == "ipv6") & (summary["loss"] == noisy)]
-    failed = sorted({int(m) for text in sed["failed_in"] for m in text.split(",") if m})
-    out["sed_scenarios"] = len(sed)
-    out["sed_scenarios_with_failures"] = int((sed["failures"] > 0).sum())
-    out["sed_max_failure_rate"] = float(sed["failure_rate"].max()) if len(sed) else None
-    out["sed_failed_in"] = "+".join(MESSAGES[m] if 0 <= m < len(MESSAGES) else str(m) for m in failed)
-    total = int(sed["failures"].sum())
-    for m, name in enumerate(MESSAGES):  # where the sleepy device's failures happen (the paper: all in Sigma3)
-        out[f"sed_failures_in_{name}"] = float(sed[f"failed_{m}"].sum() / total) if total else None
-    return out

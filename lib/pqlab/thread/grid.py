@@ -27,7 +27,7 @@ import pyarrow as pa
 from pqlab import framing
 from pqlab.cache import PartStore
 from pqlab.errors import SchedulerError
-from pqlab.params import ThreadParams
+from pqlab.params import ThreadParams, ThreadSwitches
 from pqlab.thread import core, model
 from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
 
@@ -35,6 +35,7 @@ SCHEDULER_ENV = "PQLAB_DASK_SCHEDULER"
 CONNECT_TIMEOUT_ENV = "PQLAB_DASK_CONNECT_TIMEOUT"  # seconds to wait for the scheduler (default 5)
 SINGLE_LABEL = "datagram"  # every message fits: one transport, not three
 KEY_COLUMNS = ("config", "hops", "loss", "sleepy", "transport")
+VARIANTS = ("paper", "source_accurate")  # the transport grid's two model variants
 
 
 @functools.cache
@@ -103,6 +104,29 @@ def grid_points(
                         scenario = Scenario(sizes, hops, loss, sleepy, transport, compute)
                         points.append(GridPoint(name, label, scenario))
     return points
+
+
+def variant_params(params: ThreadParams, variant: str) -> ThreadParams:
+    """The thread model of one of :data:`VARIANTS`: as configured, or with every source_accurate switch on."""
+    if variant == "paper":
+        return params
+    return params.model_copy(update={"switches": ThreadSwitches.source_accurate()})
+
+
+def channel_rule_points(configs: Mapping[str, Sequence[int]], params: ThreadParams,
+                        device_compute_ms: Mapping[str, tuple[float, float]] | None,
+                        ) -> tuple[ThreadParams, list[GridPoint]] | None:
+    """The drop-in configuration's always-on IPv6 and block scenarios at the ratio hops under the other
+    channel-arbitration rule (the rerun behind the channel-priority sensitivity); None when there are none."""
+    d3 = params.figure_configs.get("drop_in", "")
+    hops = tuple(h for h in params.hops if h in params.ratio_hops)
+    if d3 not in configs or not hops:
+        return None
+    other = "message_age" if params.channel_priority == "node_arrival" else "node_arrival"
+    flipped = params.model_copy(update={"channel_priority": other, "hops": hops})
+    points = [p for p in grid_points({d3: configs[d3]}, flipped, device_compute_ms)
+              if not p.scenario.sleepy and p.transport in ("ipv6", "block")]
+    return flipped, points
 
 
 def simulate_points(points: Sequence[GridPoint], params: ThreadParams, runs: int) -> pd.DataFrame:

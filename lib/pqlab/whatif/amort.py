@@ -23,6 +23,7 @@ import pandas as pd
 from pqlab import crypto, io
 from pqlab.amort import amortisation as eq1
 from pqlab.amort import fastpath, native
+from pqlab.analysis import costs as cost_analysis
 from pqlab.bench import costs
 from pqlab.bench.harness import empty_call_overhead_ns
 from pqlab.bench.scaling import checkpoint_octets
@@ -131,7 +132,7 @@ def _probe(settings: StudyParams, op_ids: set[str], signer: str, backend: str, f
         frames += [f for f in costs.native_samples(cfg, native.load(), 0) if f["op_id"].iloc[0] in op_ids]
     raw = pd.concat(frames, ignore_index=True)
     raw["net_ns"] = (raw["ns"] - raw["overhead_ns"]).clip(lower=0.0)
-    return costs.summarise(raw, settings.model_copy(update={"costs": cfg}))
+    return cost_analysis.summarise(raw, settings.model_copy(update={"costs": cfg}))
 
 
 def _term(row: pd.Series, source: str) -> CostTerm:

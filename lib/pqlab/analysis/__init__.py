@@ -1,0 +1,1 @@
+"""Analysis of raw samples: statistics, tables and metrics computed from measured files, never measuring."""

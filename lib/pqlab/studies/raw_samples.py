@@ -1,0 +1,402 @@
+"""Raw samples of the measuring stages: which files and parameters each owns, their provenance, writing, checked
+reading and import from another machine.
+
+A measuring study is two stages: ``measure_<stage>`` (``pqlab.studies.measure_<stage>``) runs the harness and
+writes only ``data/raw/<file>.parquet``, each file carrying a provenance block (machine, load average, the
+measurement parameters and their hash, seed, a measurement id shared by the files of one run); ``<stage>``
+(``pqlab.studies.<stage>``) reads those files through :mod:`pqlab.io` (checksums checked) and computes every
+statistic, table, figure and metric. The analysis refuses samples measured for another stage or with other
+measurement parameters. The seed is provenance, not a parameter to match: samples measured elsewhere with another
+seed are valid samples (and the report says where they came from).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import secrets
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pqlab import machine
+from pqlab.errors import InputError, RawSamplesError
+from pqlab.io import copy_atomic, parquet_has_digest, read_parquet, read_parquet_metadata
+from pqlab.params import StudyParams
+from pqlab.paths import ProjectPaths
+from pqlab.studies.outputs import OutputSet
+from pqlab.studies.result import StudyResult
+
+PROVENANCE_KEY = "raw_samples"  # the provenance block inside a raw file's ``pqlab`` metadata
+
+
+@dataclass(frozen=True)
+class RawSpec:
+    """What one measuring stage writes: its files (each with the columns its analysis reads), the params sections
+    its measurement reads, and the keys of those sections that only the analysis reads."""
+
+    stage: str
+    command: str                                  # the ``pqlab`` command (``pqlab <command> --measure-only``)
+    files: dict[str, tuple[str, ...]]             # file name under data/raw -> columns the analysis needs
+    sections: tuple[str, ...]                     # params sections the measurement reads (whole, minus below)
+    analysis_keys: tuple[str, ...] = ()           # dotted keys (``costs.bootstrap_resamples``) only analysis reads
+
+    @property
+    def measure_stage(self) -> str:
+        return f"measure_{self.stage}"
+
+    def raw_paths(self, paths: ProjectPaths) -> list[Path]:
+        return [paths.raw / name for name in self.files]
+
+
+MEASURING: dict[str, RawSpec] = {spec.stage: spec for spec in (
+    RawSpec("costs", "costs",
+            {"costs.parquet": ("op_id", "operation", "frequency", "algorithm", "backend", "in_table1", "trial",
+                               "net_ns", "overhead_ns")},
+            ("costs",), ("costs.bootstrap_resamples", "costs.confidence")),
+    RawSpec("control_cycle", "control-cycle",
+            {"control_cycle_samples.parquet": ("configuration", "cycle", "response_ns", "latency_ns", "execution_ns",
+                                               "evidence", "evidence_ns")},
+            ("control_cycle",), ("control_cycle.deadline_us",)),
+    RawSpec("device_origin", "device-origin",
+            {"device_origin_auditor.parquet": ("k", "component", "us_per_report"),
+             "device_origin_delays.parquet": ("k", "delay_records"),
+             "device_origin_tags.parquet": ("tags", "us_per_report"),
+             "device_origin_prover.parquet": ("one_tag_ns", "two_tag_ns"),
+             "device_origin_chain_setup.parquet": ("chain_us_per_report",)},
+            ("device_origin", "amort"), ("device_origin.report_rate_hz",)),
+    RawSpec("full_image", "full-image",
+            {"full_image_samples.parquet": ("condition", "repetition", "seconds", "octets", "files", "pages",
+                                            "digest", "resident_before", "resident_after_eviction",
+                                            "files_still_resident", "resident_after_read"),
+             "full_image_evictions.parquet": ("repetition",)},
+            ("full_image",), ("full_image.reference_operation",)),
+    RawSpec("scaling", "scaling",
+            {"scaling_rounds.parquet": ("identities", "trial"),
+             "scaling_trials.parquet": ("identities", "trial", "us_per_report", "signature_octets",
+                                        "checkpoint_octets", "verify_ms"),
+             "scaling_rekey.parquet": ("identities", "rekey_us", "open_epoch_us", "confirm_us"),
+             "scaling_replay.parquet": ("backlog", "trial", "merge_ns", "total_ns", "one_window"),
+             "scaling_isolation.parquet": ("identities", "others", "others_attesting", "rekeyed")},
+            ("scaling", "amort"), ("scaling.size_budget_octets",)),
+    RawSpec("transport", "transport",
+            {"thread_grid.parquet": ("point_id", "run"), "thread_grid_source_accurate.parquet": ("point_id", "run"),
+             "thread_channel_rule.parquet": (), "thread_channel_rule_source_accurate.parquet": ()},
+            ("thread", "inputs", "framing"), ("thread.bootstrap_resamples", "thread.confidence")),
+    RawSpec("sensitivity", "sensitivity",
+            {"sensitivity_runs.parquet": ("point_id", "run")},
+            ("sensitivity", "thread", "inputs", "framing"),
+            ("sensitivity.success_threshold", "sensitivity.report", "thread.bootstrap_resamples",
+             "thread.confidence")),
+    RawSpec("assumptions", "assumptions",
+            {"assumptions_runs.parquet": ("point_id", "run")},
+            ("assumptions", "thread", "inputs", "framing"),
+            ("assumptions.bound_hops", "assumptions.count_tail", "thread.bootstrap_resamples", "thread.confidence")),
+)}
+
+
+def spec(stage: str) -> RawSpec:
+    """The raw-sample spec of a measuring stage (RawSamplesError for any other stage)."""
+    try:
+        return MEASURING[stage]
+    except KeyError:
+        raise RawSamplesError(f"{stage!r} is not a measuring stage (measuring stages: {', '.join(MEASURING)})",
+                              field="stage") from None
+
+
+# --- parameters --------------------------------------------------------------------------------------------------
+
+def _drop(tree: dict[str, Any], dotted: str) -> None:
+    *parents, leaf = dotted.split(".")
+    node: Any = tree
+    for part in parents:
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, dict):
+        node.pop(leaf, None)
+
+
+def is_analysis_key(raw: RawSpec, dotted: str) -> bool:
+    """Whether a params.yaml key path (``costs.bootstrap_resamples``, ``costs.profiles.quick.bootstrap_resamples``)
+    is one of the stage's analysis keys or inside one."""
+    parts = dotted.split(".")
+    plain = ".".join([parts[0], *parts[3:]]) if len(parts) > 2 and parts[1] == "profiles" else dotted
+    return any(plain == key or plain.startswith(key + ".") for key in raw.analysis_keys)
+
+
+def _leaves(node: Any, prefix: str) -> list[str]:
+    if isinstance(node, dict) and node:
+        return [leaf for key, value in node.items() for leaf in _leaves(value, f"{prefix}.{key}")]
+    return [prefix]
+
+
+def _measurement_cover(node: Any, prefix: str, raw: RawSpec) -> list[str]:
+    if not any(is_analysis_key(raw, leaf) for leaf in _leaves(node, prefix)):
+        return [prefix]  # a whole subtree without analysis keys: one entry (new keys inside it are covered too)
+    if is_analysis_key(raw, prefix):
+        return []
+    return [key for name, value in node.items() for key in _measurement_cover(value, f"{prefix}.{name}", raw)]
+
+
+def dvc_params(raw: RawSpec, document: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The params.yaml keys the ``measure_<stage>`` and the ``<stage>`` stage of dvc.yaml declare (besides
+    ``profile``, ``seed`` and the timeout), from the file's own keys: the measurement's sections without the
+    analysis keys, and the analysis keys the file sets."""
+    measure: list[str] = []
+    analysis: list[str] = []
+    for section in raw.sections:
+        node = document.get(section, {})
+        measure += _measurement_cover(node, section, raw)
+        analysis += [leaf for leaf in _leaves(node, section) if is_analysis_key(raw, leaf)]
+    return measure, analysis
+
+
+def measurement_params(raw: RawSpec, settings: StudyParams) -> dict[str, Any]:
+    """The parameters that shape the samples: the stage's sections without the analysis-only keys."""
+    dumped = settings.model_dump(mode="json")
+    chosen = {section: dumped[section] for section in raw.sections}
+    for key in raw.analysis_keys:
+        _drop(chosen, key)
+    return chosen
+
+
+def analysis_params(raw: RawSpec, settings: StudyParams) -> dict[str, Any]:
+    """The analysis-only keys and their values (recorded beside every analysis output)."""
+    dumped = settings.model_dump(mode="json")
+    out: dict[str, Any] = {"seed": settings.seed, "profile": settings.profile}
+    for key in raw.analysis_keys:
+        node: Any = dumped
+        for part in key.split("."):
+            node = node[part]
+        out[key] = node
+    return out
+
+
+def params_hash(params: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _differences(recorded: Any, current: Any, prefix: str = "") -> list[str]:
+    if isinstance(recorded, dict) and isinstance(current, dict):
+        found = []
+        for key in sorted(set(recorded) | set(current)):
+            found += _differences(recorded.get(key), current.get(key), f"{prefix}{key}.")
+        return found
+    return [] if recorded == current else [f"{prefix.rstrip('.')} = {json.dumps(recorded)} there, "
+                                           f"{json.dumps(current)} here"]
+
+
+# --- provenance --------------------------------------------------------------------------------------------------
+
+def load_average() -> list[float]:
+    """The 1-, 5- and 15-minute load average, two decimals."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def provenance(raw: RawSpec, settings: StudyParams, load_before: list[float], file: str,
+               measurement_id: str) -> dict[str, Any]:
+    """The block every raw file carries: stage, file, machine, load average, measurement params and hash, seed."""
+    chosen = measurement_params(raw, settings)
+    return {"stage": raw.stage, "file": file, "measurement_id": measurement_id, "machine": socket.gethostname(),
+            "cpu_model": machine.cpu_model(), "load_average": {"before": load_before, "after": load_average()},
+            "profile": settings.profile, "seed": settings.seed, "measurement_params": chosen,
+            "params_hash": params_hash(chosen)}
+
+
+def write(raw: RawSpec, settings: StudyParams, paths: ProjectPaths, frames: dict[str, pd.DataFrame],
+          metadata: dict[str, Any], load_before: list[float]) -> list[Path]:
+    """Write every raw file of one measurement as one set (all or none), each with its provenance block."""
+    if set(frames) != set(raw.files):
+        raise RawSamplesError(f"a measurement gave {sorted(frames)}, the spec names {sorted(raw.files)}",
+                              field=raw.measure_stage)
+    measurement_id = secrets.token_hex(8)
+    metadata = metadata | {"params": measurement_params(raw, settings)}
+    with OutputSet(paths, raw.measure_stage) as out:
+        for name, frame in frames.items():
+            out.parquet(paths.raw / name, frame,
+                        metadata | {PROVENANCE_KEY: provenance(raw, settings, load_before, name, measurement_id)})
+    return out.written
+
+
+# --- reading -----------------------------------------------------------------------------------------------------
+
+def _provenance_of(path: Path, raw: RawSpec | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    metadata = read_parquet_metadata(path)
+    block = metadata.get(PROVENANCE_KEY)
+    needed = ("stage", "file", "measurement_id", "machine", "load_average", "measurement_params", "params_hash",
+              "seed")
+    if not isinstance(block, dict) or any(key not in block for key in needed):
+        missing = needed if not isinstance(block, dict) else [k for k in needed if k not in block]
+        raise RawSamplesError(f"no complete provenance block (missing {', '.join(missing)}): not a raw-sample file "
+                              f"written by `pqlab {raw.command if raw else '<study>'} --measure-only`",
+                              field=str(path))
+    if block["params_hash"] != params_hash(block["measurement_params"]):
+        raise RawSamplesError("its provenance block's params_hash does not match its measurement_params",
+                              field=str(path))
+    return metadata, block
+
+
+def check_matches(raw: RawSpec, settings: StudyParams, block: dict[str, Any], path: Path,
+                  file: str | None = None) -> None:
+    """The samples were measured for this stage and file with this project's measurement parameters."""
+    if block["stage"] != raw.stage:
+        raise RawSamplesError(f"measured for stage {block['stage']!r}, not {raw.stage!r}", field=str(path))
+    if file is not None and block["file"] != file:
+        raise RawSamplesError(f"holds {block['file']!r} of stage {raw.stage}, not {file!r}", field=str(path))
+    current = measurement_params(raw, settings)
+    if block["params_hash"] != params_hash(current):
+        diff = _differences(block["measurement_params"], current)
+        raise RawSamplesError(f"measured with other measurement parameters ({'; '.join(diff[:3])}"
+                              f"{f'; and {len(diff) - 3} more' if len(diff) > 3 else ''}): rerun "
+                              f"`dvc repro {raw.measure_stage}` or set the same values", field=str(path))
+
+
+def _check_columns(raw: RawSpec, name: str, frame: pd.DataFrame, path: Path) -> None:
+    missing = [column for column in raw.files[name] if column not in frame.columns]
+    if missing:
+        raise RawSamplesError(f"lacks the column(s) {', '.join(missing)} the {raw.stage} analysis reads",
+                              field=str(path))
+
+
+def read(raw: RawSpec, settings: StudyParams, paths: ProjectPaths) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Every raw file of the stage, checked (checksum, provenance, stage, parameters, one measurement), and the
+    metadata of the measurement (the first file's)."""
+    frames: dict[str, pd.DataFrame] = {}
+    first: dict[str, Any] | None = None
+    for name in raw.files:
+        path = paths.raw / name
+        if not path.exists():
+            raise missing_error(raw, path)
+        metadata, block = _provenance_of(path, raw)
+        check_matches(raw, settings, block, path, name)
+        if first is not None and block["measurement_id"] != first[PROVENANCE_KEY]["measurement_id"]:
+            raise RawSamplesError("comes from another measurement than the stage's other raw files: import or "
+                                  "measure the whole set", field=str(path))
+        frames[name] = read_parquet(path, what="raw samples", stage=raw.measure_stage)
+        _check_columns(raw, name, frames[name], path)
+        first = first or metadata
+    assert first is not None
+    return frames, first
+
+
+def missing_error(raw: RawSpec, path: Path) -> RawSamplesError:
+    return RawSamplesError(f"no raw samples: run `dvc repro {raw.measure_stage}` or `pqlab {raw.command} "
+                           f"--measure-only`, or `pqlab raw import FILE`", field=str(path))
+
+
+def needs_measuring(raw: RawSpec, settings: StudyParams, paths: ProjectPaths) -> str | None:
+    """Why the stage must measure before it can analyse (None: its raw files are in place and match, seed too)."""
+    for name in raw.files:
+        path = paths.raw / name
+        if not path.exists():
+            return f"{path} does not exist"
+        try:
+            _, block = _provenance_of(path, raw)
+            check_matches(raw, settings, block, path, name)
+        except (RawSamplesError, InputError) as exc:
+            return str(exc)
+        if block["seed"] != settings.seed:
+            return f"{path} was measured with seed {block['seed']}, not {settings.seed}"
+    return None
+
+
+def prepare(stage: str, settings: StudyParams, paths: ProjectPaths, *, analyse_only: bool,
+            progress: bool = True, **measure_options: Any) -> list[Path]:
+    """Before an analysis: with ``analyse_only`` (the pipeline) only check the raw files exist; otherwise measure
+    first when they are missing or do not match (``pqlab.studies.measure_<stage>``, imported only then, so the
+    analysis stage's import closure holds no measurement code). Returns the raw files it wrote."""
+    raw = spec(stage)
+    if analyse_only:
+        for path in raw.raw_paths(paths):
+            if not path.exists():
+                raise missing_error(raw, path)
+        return []
+    if needs_measuring(raw, settings, paths) is None:
+        return []
+    measure = importlib.import_module(f"pqlab.studies.{raw.measure_stage}").measure
+    return measure(settings, paths, progress=progress, **measure_options)
+
+
+def measured_then_analysed(stage: str, analyse: Callable[..., StudyResult],
+                           settings: StudyParams, paths: ProjectPaths, *, analyse_only: bool,
+                           progress: bool = True, **measure_options: Any) -> StudyResult:
+    """A measuring study's ``run``: :func:`prepare` (measure if needed, unless ``analyse_only``), then
+    ``analyse(settings, paths, progress=...)``; the result lists the raw files it measured before the analysis
+    outputs."""
+    measured = prepare(stage, settings, paths, analyse_only=analyse_only, progress=progress, **measure_options)
+    result = analyse(settings, paths, progress=progress)
+    result.files[:0] = measured
+    return result
+
+
+def runner(stage: str, analyse: Callable[..., StudyResult]) -> Callable[..., StudyResult]:
+    """The ``run(settings, paths, *, progress=True, analyse_only=False, **measure_options)`` of a measuring study's
+    module: measure when the raw samples are missing or do not match (never with ``analyse_only``; the options, such
+    as ``workers``, go to the measurement), then ``analyse``."""
+
+    def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True, analyse_only: bool = False,
+            **measure_options: Any) -> StudyResult:
+        return measured_then_analysed(stage, analyse, settings, paths, analyse_only=analyse_only, progress=progress,
+                                      **measure_options)
+
+    run.__doc__ = runner.__doc__
+    return run
+
+
+def analysis_metadata(raw_metadata: dict[str, Any], raw: RawSpec, settings: StudyParams) -> dict[str, Any]:
+    """The metadata block of an analysis output: the measurement's own (machine, time, provenance), the analysis
+    parameters and the code that analysed it — no clock, so the same samples and params give the same bytes. The
+    provenance block moves to ``measured``: an analysis output can never pass for a raw file."""
+    commit = machine.git_commit()
+    measured = {key: value for key, value in raw_metadata.items() if key != PROVENANCE_KEY}
+    return measured | {"measured": raw_metadata[PROVENANCE_KEY], "analysis": {"params": analysis_params(raw, settings),
+                                        "source_fingerprint": machine.source_fingerprint(),
+                                        "git_commit": commit.removesuffix("-dirty") if commit else None}}
+
+
+def source(raw_metadata: dict[str, Any]) -> dict[str, Any]:
+    """Where and when the samples were measured, for the stage's metrics and REPORT.md's header."""
+    block = raw_metadata[PROVENANCE_KEY]
+    return {"machine": block["machine"], "cpu_model": str(block.get("cpu_model") or "unknown"),
+            "measured_utc": str(raw_metadata.get("timestamp_utc") or "unknown"),
+            "load_average_before": [float(x) for x in block["load_average"]["before"]],
+            "seed": int(block["seed"]), "profile": str(block.get("profile") or "unknown")}
+
+
+# --- import ------------------------------------------------------------------------------------------------------
+
+def import_file(file: str | Path, settings: StudyParams, paths: ProjectPaths, stage: str | None = None) -> Path:
+    """Validate a raw file measured elsewhere and put it in place under data/raw atomically.
+
+    Checked: it is a parquet file whose content matches its recorded checksum, with a complete provenance block,
+    for a measuring stage and one of that stage's files, measured with this project's measurement parameters,
+    holding the columns the analysis reads; with ``stage``, measured for that stage.
+    """
+    source_path = Path(file)
+    if not source_path.is_file():
+        raise RawSamplesError("no such file", field=str(source_path))
+    metadata = read_parquet_metadata(source_path)
+    block = metadata.get(PROVENANCE_KEY)
+    named = block.get("stage") if isinstance(block, dict) else None
+    if named not in MEASURING:
+        raise RawSamplesError(f"names no measuring stage (stage {named!r}): not a raw-sample file",
+                              field=str(source_path))
+    if stage is not None and named != spec(stage).stage:
+        raise RawSamplesError(f"measured for stage {named!r}, not {stage!r}", field=str(source_path))
+    raw = MEASURING[named]
+    _, block = _provenance_of(source_path, raw)
+    if block["file"] not in raw.files:
+        raise RawSamplesError(f"holds {block['file']!r}, which stage {named} does not write", field=str(source_path))
+    check_matches(raw, settings, block, source_path)
+    if not parquet_has_digest(source_path):
+        raise RawSamplesError("carries no content checksum (pqlab_sha256): not written by pqlab",
+                              field=str(source_path))
+    frame = read_parquet(source_path, what="raw samples")  # checksum checked
+    _check_columns(raw, block["file"], frame, source_path)
+    target = paths.raw / block["file"]
+    return copy_atomic(source_path, target)
