@@ -124,7 +124,7 @@ def test_interrupt_message_tells_the_truth_after_the_grid_finished(project):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 130, done.stderr
     message = done.stderr.strip().splitlines()[-1]
-    parts = sorted((project / "data" / "derived").glob(".transport-*.parts"))
+    parts = sorted((project / "data" / "raw").glob(".transport-*.parts"))  # the grid's resume cache
     assert parts and "part(s) are kept in" in message and all(str(p) in message for p in parts)
     assert not (project / "paper_figs" / "case" / "fig2_transport.png").exists()
     assert "nothing" not in message and "no partial output" not in message
@@ -132,7 +132,7 @@ def test_interrupt_message_tells_the_truth_after_the_grid_finished(project):
     # the rerun reuses the kept parts and finishes
     rerun = _run("transport", "--params", str(path), "--profile", "smoke", "--workers", "1", "--quiet")
     assert rerun.returncode == 0, rerun.stderr
-    assert not list((project / "data" / "derived").glob(".transport-*.parts"))
+    assert not list((project / "data" / "raw").glob(".transport-*.parts"))
 
 
 # --- notebooks -----------------------------------------------------------------------------------------------
@@ -196,7 +196,8 @@ def test_pqlab_papermill_turns_every_failure_into_one_line(project, tmp_path):
 @pytest.mark.slow
 def test_plain_papermill_from_the_repository_root_with_the_notebooks_defaults(tmp_path):
     """The issue's try: `papermill notebooks/03_case_sizes.ipynb out.ipynb -k pqlab` from the repository root.
-    The study writes under the repository, so it runs in a copy of it."""
+    Run by hand (no `-p pipeline True`), the study writes under the project's exploration/ folder, never into the
+    pipeline's outputs; it runs in a copy of the repository."""
     copy = tmp_path / "repo"
     for name in ("params", "notebooks"):
         shutil.copytree(REPO / name, copy / name)
@@ -204,7 +205,8 @@ def test_plain_papermill_from_the_repository_root_with_the_notebooks_defaults(tm
                            str(tmp_path / "out.ipynb"), "-k", "pqlab", "--log-level", "WARNING"],
                           cwd=copy, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert (copy / "paper_figs" / "case" / "table1_case_sizes.csv").is_file()
+    assert (copy / "exploration" / "paper_figs" / "case" / "table1_case_sizes.csv").is_file()
+    assert not (copy / "paper_figs").exists()
 
 
 @pytest.mark.slow

@@ -196,6 +196,10 @@ def load_yaml(path: str | Path, what: str = "parameters file", *, max_bytes: int
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(exc):  # libyaml's own bound (1,000 levels)
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 1})" if mark is not None else ""
+            raise ParamsError(f"{what} is nested too deeply{where}", field=name) from None
         raise ParamsError(f"not valid YAML: {' '.join(str(exc).split())}", field=name) from None
     except RecursionError:
         raise ParamsError(f"{what} is nested too deeply", field=name) from None
