@@ -8,7 +8,8 @@ milliseconds and a few megabytes, and is one :class:`ParamsError` naming the fil
 * a document larger than ``max_bytes`` (``MAX_DOCUMENT_BYTES`` unless the caller states its own bound);
 * aliases that would add more than ``ALIAS_EXPANSION_BUDGET`` nodes when expanded (aliases stay allowed:
   ``params/paper_reference.yaml`` names its tolerance bands with them), or an alias that refers to itself;
-* an integer with more than ``MAX_INT_DIGITS`` digits; duplicate keys; nesting deeper than the interpreter's stack.
+* an integer with more than ``MAX_INT_DIGITS`` digits; duplicate keys; nesting deeper than libyaml's
+  1,000 levels (the interpreter's stack where PyYAML has no libyaml).
 
 A document whose first character is ``{`` or ``[`` is read as JSON first (JSON is YAML, but PyYAML limits a
 flow mapping's key to 1,024 characters and would call a valid JSON file "not valid YAML"); if it is not JSON it
