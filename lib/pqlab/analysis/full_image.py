@@ -14,12 +14,14 @@ from pqlab import io
 CONDITIONS = ("warm", "cold")
 
 
-def signature_reference(metrics_path: Path, operation: str) -> dict[str, Any]:
+def signature_reference(metrics_path: Path, operation: str, root: Path) -> dict[str, Any]:
     """The cost study's median for ``operation`` (µs), read from its metrics file; ``median_us`` None if absent.
+    The file is named relative to the project ``root``, so the metrics do not depend on where the project lives.
 
     The file is read through :func:`pqlab.io.read_json`, which checks the SHA-256 the costs stage recorded: an
     edited or truncated file is INPUT_CORRUPT naming it, never a different ratio in Table V."""
-    source = {"file": str(metrics_path), "key": f"table1.{operation}.median_us", "median_us": None, "backend": None}
+    shown = metrics_path.relative_to(root).as_posix() if metrics_path.is_relative_to(root) else str(metrics_path)
+    source = {"file": shown, "key": f"table1.{operation}.median_us", "median_us": None, "backend": None}
     if not metrics_path.exists():
         return source | {"missing": "run the costs stage first (dvc repro costs)"}
     data = io.read_json(metrics_path, "cost metrics file", stage="costs")
