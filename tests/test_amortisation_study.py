@@ -13,6 +13,7 @@ import yaml
 from pqlab import io, params
 from pqlab.amort import fastpath, trials
 from pqlab.amort.lab import KeySet
+from pqlab.analysis import amortisation as amortisation_analysis
 from pqlab.bench import amortisation as sweep
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
@@ -48,7 +49,7 @@ def test_sweep_rows_follow_the_plan(path, tmp_path):
     assert len(per_trial) == len(ks) * 2 * len(baselines)
     total = per_trial["total_ns"] / per_trial["reports"] / 1000
     np.testing.assert_allclose(per_trial["amortised_us"], total)
-    stats = sweep.summarise(per_trial, 200, 0.95, seed=1)
+    stats = amortisation_analysis.summarise_trials(per_trial, 200, 0.95, seed=1)
     assert len(stats) == len(ks) * len(baselines)
     assert ((stats["measured_lo"] <= stats["measured_us"]) & (stats["measured_us"] <= stats["measured_hi"])).all()
 
@@ -169,7 +170,7 @@ def test_stage_outputs_and_metadata(project):
     settings, paths, _ = project
     for relative in ("data/raw/amortisation_sweep.parquet", "data/raw/amortisation_omission.parquet",
                      "data/raw/amortisation_path_probe.parquet", "data/raw/amortisation_fsync_probe.parquet",
-                     "data/derived/amortisation_sweep_plan.parquet", "paper_figs/amort/amortisation_by_backend.csv",
+                     "data/raw/amortisation_sweep_plan.parquet", "paper_figs/amort/amortisation_by_backend.csv",
                      "data/raw/amortisation_equivocation.parquet", "data/derived/amortisation_stats.parquet",
                      "data/derived/amortisation_curve.csv", "data/derived/amortisation_metrics.json",
                      "paper_figs/amort/table2_amortised.csv", "paper_figs/amort/table2_amortised.md",
@@ -180,7 +181,7 @@ def test_stage_outputs_and_metadata(project):
     meta = io.read_parquet_metadata(paths.raw / "amortisation_sweep.parquet")
     assert meta["controller_path"]["requested"] == settings.amort.controller_path
     assert meta["controller_path"]["used"] in fastpath.PATHS and meta["controller_path"]["reason"]
-    assert len(meta["load_average"]["start"]) == 3 and meta["params"]["amortisation"]["trials"] == 1
+    assert len(meta["raw_samples"]["load_average"]["before"]) == 3 and meta["params"]["amortisation"]["trials"] == 1
     raw = pd.read_parquet(paths.raw / "amortisation_sweep.parquet")
     assert set(raw["path"]) == {meta["controller_path"]["used"]}
     assert set(raw["k"]) == set(settings.amortisation.intervals)

@@ -196,7 +196,9 @@ def _sensitivity(args: argparse.Namespace) -> int:
 def _amortisation(args: argparse.Namespace) -> int:
     from pqlab.studies import amortisation
 
-    result = amortisation.run(*_settings_and_paths(args), progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "amortisation")
+    result = amortisation.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
     metrics = result.metrics
     print(f"controller path: {metrics['controller_path']['used']} ({metrics['controller_path']['reason']})")
     print(result.tables["table2_amortised"].to_string(index=False))
@@ -458,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "omission and equivocation trials)")
     _study_arguments(amort)
     amort.add_argument("--quiet", action="store_true", help="no progress bars")
+    _measuring_arguments(amort)
     amort.set_defaults(func=_amortisation)
 
     rec = sub.add_parser("recovery", help="run AMORT-V1 restart/rollback recovery with a real TPM 2.0 (Table IV)")

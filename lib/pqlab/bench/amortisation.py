@@ -28,7 +28,6 @@ from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError
 from pqlab.amort.identity import KEM_ALGORITHM, SigningKey
 from pqlab.bench.harness import empty_call_overhead_ns, time_calls
-from pqlab.stats import median_ci
 
 CONTROLLER_ID = b"CTRL-001"
 PHASES = ("ingest_ns", "body_ns", "sign_ns", "commit_ns", "write_ns")
@@ -243,23 +242,6 @@ def per_trial(raw: pd.DataFrame) -> pd.DataFrame:
     out["sign_us"] = out["sign_ns"] / out["checkpoints"] / 1000.0
     out["write_us"] = out["write_ns"] / out["checkpoints"] / 1000.0
     return out
-
-
-def summarise(trials: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
-    """Per (scheme, k): median amortised cost over trials with a percentile-bootstrap CI, and the phase medians."""
-    rows = []
-    keys = ["scheme", "label", "signer", "backend", "durable_log", "storage", "k"]
-    for index, (key, group) in enumerate(trials.groupby(keys, sort=False)):
-        median, lo, hi = median_ci(group["amortised_us"].to_numpy(), resamples, confidence, seed + index)
-        rows.append({**dict(zip(keys, key, strict=True)), "trials": len(group), "reports": int(group["reports"].sum()),
-                     "checkpoints": int(group["checkpoints"].sum()),
-                     "measured_us": median, "measured_lo": lo, "measured_hi": hi,
-                     "measured_min": float(group["amortised_us"].min()),
-                     "measured_max": float(group["amortised_us"].max()),
-                     "per_report_us": float(group["per_report_us"].median()),
-                     "per_checkpoint_us": float(group["per_checkpoint_us"].median()),
-                     "sign_us": float(group["sign_us"].median()), "write_us": float(group["write_us"].median())})
-    return pd.DataFrame(rows).sort_values(["scheme", "k"], kind="stable").reset_index(drop=True)
 
 
 # --- where the finding moves: signing backends x storage targets --------------------------------------------------

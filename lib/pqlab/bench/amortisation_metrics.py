@@ -90,20 +90,21 @@ def eq1_inputs_block(means: dict[str, eq1.CostInputs], path: dict[str, models.Pa
     }
 
 
-def sweep_summary(cfg: AmortisationParams, info: dict[str, Any]) -> dict[str, Any]:
-    """``sweep``: the target, how many points met it, the widest interval, and what the sweep spent."""
-    result, stats_all = info["result"], info["all_stats"]
-    targets = {p.key: 100 * p.half_width for p in info["points"]}
+def sweep_summary(cfg: AmortisationParams, stats_all: pd.DataFrame, plan: pd.DataFrame, path_rows: pd.DataFrame,
+                  fsync_rows: pd.DataFrame, wall_s: float, budget_s: float) -> dict[str, Any]:
+    """``sweep``: the target, how many points met it, the widest interval, and what the sweep spent (``plan``: the
+    sweep's per-trial plan, which carries each point's target half-width)."""
+    targets = {(r.scheme, int(r.k)): r.target_half_width_pct for r in plan.itertuples()}
     met = [row.half_width_pct <= targets[(row.scheme, int(row.k))] for row in stats_all.itertuples()]
     return {"target_half_width_pct": cfg.target_half_width_pct, "beside_half_width_pct": cfg.beside_half_width_pct,
-            "budget_s": cfg.sweep_budget_s, "wall_s": round(result.wall_s, 1), "trials": cfg.trials,
+            "budget_s": budget_s, "wall_s": round(wall_s, 1), "trials": cfg.trials,
             "points": len(stats_all), "points_meeting_target": int(sum(met)),
             "max_half_width_pct": round(float(stats_all["half_width_pct"].max()), 3),
             "checkpoints": int(stats_all["checkpoints"].sum()), "reports": int(stats_all["reports"].sum()),
             "order": "points and probes in a seeded random order within each trial",
-            "path_probe": {"k_small": int(result.path["k"].min()), "k_large": int(result.path["k"].max()),
-                           "checkpoints": len(result.path)},
-            "fsync_probe_appends": len(result.fsync)}
+            "path_probe": {"k_small": int(path_rows["k"].min()), "k_large": int(path_rows["k"].max()),
+                           "checkpoints": len(path_rows)},
+            "fsync_probe_appends": len(fsync_rows)}
 
 
 def library_dependent_block(claims: pd.DataFrame, main_backend: dict[str, str]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from pqlab.amort import amortisation as eq1
+from pqlab.amort.trials import derive_seed
 from pqlab.errors import StudyInputError
 
 PUBLISHED, PATH = "as_published", "path_terms"
@@ -160,3 +161,13 @@ def library_claims(cost_stats: pd.DataFrame, points: pd.DataFrame, published_med
 def beside_scheme(scheme: str, backend: str) -> str:
     """The sweep name of a baseline signing on a backend beside the main comparison."""
     return f"{scheme}@{backend}"
+
+
+def median_errors(compared: pd.DataFrame, replicates: dict[tuple[str, int], np.ndarray], cfg: Any,
+                  seed: int) -> dict[str, dict[str, tuple[float, float, float]]]:
+    """Per baseline of ``cfg.baselines``, both models' median relative error with its interval
+    (:func:`median_error_ci`, seeded per baseline)."""
+    return {scheme: {name: median_error_ci(compared[compared["scheme"] == scheme], replicates, column,
+                                           cfg.confidence, derive_seed(seed, scheme))
+                     for name, column in ((PUBLISHED, "model_us"), (PATH, "model_path_us"))}
+            for scheme in cfg.baselines}
