@@ -64,7 +64,7 @@ def _points(tmp_path, ks):
 def test_the_sweep_interleaves_points_and_probes_and_sizes_them(path, tmp_path):
     ks = [1, 2, 16]
     points = _points(tmp_path, ks)
-    probes = adaptive.probe_plan(points, ks, 3, tmp_path, small=6, large=2, fsync_reps=3)
+    probes = adaptive.probe_plan(points, ks, 3, tmp_path, small=6, large=2, fsync_reps=3, sign_reps=4)
     assert probes.touched == (1, 2, 3) and probes.log_signers == ("ML-DSA-65",)
     target = adaptive.SweepTarget(0.03, 0.95, trials=2, budget_s=2.0, min_reports=8, min_checkpoints=2)
     result = adaptive.adaptive_sweep(path, points, probes, target, seed=4, n_devices=3, progress_bar=False)
@@ -79,6 +79,9 @@ def test_the_sweep_interleaves_points_and_probes_and_sizes_them(path, tmp_path):
     assert (result.path["sign_ns"] < result.path["path_ns"]).all() and (result.path["write_ns"] < 10_000).all()
     assert len(result.fsync) == 2 * 3 * 3 and set(result.fsync["touched"]) == {1, 2, 3}
     sizes = result.sizes.set_index("touched")["checkpoint_octets"]
+    # signing: 4 signatures per signer and trial over a message as long as the largest checkpoint, real ML-DSA
+    assert len(result.sign) == 4 * 2 and set(result.sign["trial"]) == {0, 1}
+    assert set(result.sign["message_octets"]) == {int(sizes[3])} and (result.sign["ns"] > 1_000).all()
     assert sizes[1] < sizes[2] < sizes[3]
     for k, group in raw.groupby("k"):  # the sweep writes the sizes the probe appends
         assert set(group["checkpoint_octets"]) == {int(sizes[min(k, 3)])}

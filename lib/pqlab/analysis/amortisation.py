@@ -281,6 +281,7 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
         "model": model, "measured": measured,
         "eq1_inputs": report.eq1_inputs_block(info["means"], info["path"]),
         "sweep": report.sweep_summary(cfg, info["all_stats"], info["plan"], info["path_rows"], info["fsync_rows"],
+                                      info["sign_rows"],
                                       info["metadata"]["sweep_wall_s"], info["metadata"]["sweep_budget_s"]),
         "library_dependent": report.library_dependent_block(info["claims"], info["main_backend"]),
         "omission": omission_metrics(omission),

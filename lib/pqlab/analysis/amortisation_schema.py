@@ -113,6 +113,7 @@ class PathInputs(MetricsNode):
     per_report_us: float
     per_checkpoint_us: float
     c_sign_us: float
+    c_sign_cost_study_us: float
     c_fsync_us_by_devices: dict[str, float]
     checkpoint_octets_by_devices: dict[str, int]
     sources: dict[str, str]
@@ -146,6 +147,7 @@ class SweepSummary(MetricsNode):
     order: str
     path_probe: PathProbe
     fsync_probe_appends: int
+    sign_probe_signatures: int
 
 
 class BackendClaims(MetricsNode):

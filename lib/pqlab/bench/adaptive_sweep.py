@@ -9,8 +9,10 @@ slow drift of a shared machine spreads over all k instead of biasing some.
 
 The probes measure Eq. 1's terms on the path itself, independently of the sweep's own timings: the controller's
 work per report and per checkpoint (ingest + checkpoint body + commit, with a fixed signature of the real length,
-nothing signed or written) at the smallest and the largest k, and one append + fsync of the real checkpoint
-(``DurableLog``, as the sweep writes it) for every checkpoint size the sweep produces.
+nothing signed or written) at the smallest and the largest k, one append + fsync of the real checkpoint
+(``DurableLog``, as the sweep writes it) for every checkpoint size the sweep produces, and signatures by each
+signer on the sweep's backend over a message of the largest checkpoint's length — in the same trials as the points,
+so a host whose speed drifts between the cost study and the sweep feeds the model what it did during the sweep.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ class ProbePlan:
     large_checkpoints: int
     fsync_reps: int
     touched: tuple[int, ...]               # devices touched by a checkpoint: 1 .. devices (sizes differ)
+    sign_reps: int = 0                     # signatures per signer and trial (0: no signing probe)
 
 
 @dataclass
@@ -84,6 +87,7 @@ class SweepResult:
     raw: pd.DataFrame     # one row per timed checkpoint of every point
     path: pd.DataFrame    # one row per path-probe checkpoint
     fsync: pd.DataFrame   # one row per probed append + fsync
+    sign: pd.DataFrame    # one row per probed signature
     sizes: pd.DataFrame   # signer, touched devices, checkpoint octets
     plan: pd.DataFrame    # per trial and point: checkpoints run, seconds spent, half-width after the trial
     wall_s: float
@@ -173,6 +177,23 @@ def fsync_probe(folder: Path, octets: int, reps: int, rng: np.random.Generator, 
     return samples
 
 
+def sign_probe(signer: str, backend: str, octets: int, reps: int, rng: np.random.Generator,
+               warmup: int = 2) -> np.ndarray:
+    """``reps`` times (ns) of one checkpoint signature by a fresh ``signer`` key on ``backend`` over an
+    ``octets``-long message, as the sweep's checkpoints call it."""
+    key = SigningKey.generate(signer, backend)
+    message = rng.bytes(octets)
+    clock = time.perf_counter_ns
+    samples = np.empty(reps, dtype=np.int64)
+    for _ in range(warmup):
+        key.signer.sign(key.secret, message, fastpath.CHECKPOINT_CONTEXT)
+    for i in range(reps):
+        start = clock()
+        key.signer.sign(key.secret, message, fastpath.CHECKPOINT_CONTEXT)
+        samples[i] = clock() - start
+    return samples
+
+
 def _path_rows(path: str, signer: str, backend: str, signature: bytes, keys: dict[bytes, bytes], k: int,
                checkpoints: int, rng: np.random.Generator, disclosure_tag: bool, warmup: int) -> pd.DataFrame:
     rows = sweep.run_point(path, _probe_baseline(signer, backend), None, keys, k, checkpoints, rng,
@@ -198,9 +219,11 @@ def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: Sw
     alloc = dict(minimum)
     values: dict[tuple[str, int], list[float]] = {p.key: [] for p in points}
     spent = dict.fromkeys(values, 0.0)
-    frames, path_frames, fsync_frames, plan_rows = [], [], [], []
+    frames, path_frames, fsync_frames, sign_frames, plan_rows = [], [], [], [], []
     items: list[tuple[str, object]] = [("point", p) for p in points]
     items += [("path", pair) for pair in probes.signers]
+    if probes.sign_reps:
+        items += [("sign", pair) for pair in probes.signers]
     if probes.log_folder is not None:
         items += [("fsync", (s, t)) for s in probes.log_signers for t in probes.touched]
     with progress.bar(total=target.trials * len(items), desc=desc, disable=not progress_bar) as bar:
@@ -229,6 +252,13 @@ def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: Sw
                         frame = _path_rows(path, signer, backend, signatures[signer], trial_keys, k, n, rng,
                                            disclosure_tag, warmup_reports)
                         path_frames.append(frame.assign(trial=trial))
+                elif kind == "sign":
+                    signer, backend = item
+                    bar.set_postfix_str(f"trial {trial + 1}: signing probe {signer}")
+                    largest = octets[(signer, probes.touched[-1])]
+                    ns = sign_probe(signer, backend, largest, probes.sign_reps, rng)
+                    sign_frames.append(pd.DataFrame({"signer": signer, "backend": backend, "trial": trial,
+                                                     "message_octets": largest, "ns": ns}))
                 else:
                     signer, touched = item
                     bar.set_postfix_str(f"trial {trial + 1}: fsync probe {signer}, {touched} device(s)")
@@ -254,18 +284,21 @@ def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: Sw
     return SweepResult(raw, pd.concat(path_frames, ignore_index=True),
                        pd.concat(fsync_frames, ignore_index=True) if fsync_frames else pd.DataFrame(
                            columns=["signer", "touched", "trial", "checkpoint_octets", "ns"]),
+                       pd.concat(sign_frames, ignore_index=True) if sign_frames else pd.DataFrame(
+                           columns=["signer", "backend", "trial", "message_octets", "ns"]),
                        sizes, pd.DataFrame(plan_rows), time.perf_counter() - start, target.budget_s)
 
 
 def probe_plan(points: list[Point], ks: list[int], n_devices: int, log_folder: Path | None, *, small: int,
-               large: int, fsync_reps: int) -> ProbePlan:
-    """The probes the main points need: one path probe per signer, fsync at every size for signers with a log."""
+               large: int, fsync_reps: int, sign_reps: int = 0) -> ProbePlan:
+    """The probes the main points need: one path probe and ``sign_reps`` signatures per signer, fsync at every size
+    for signers with a log."""
     signers = tuple(dict.fromkeys((p.baseline.signer, p.baseline.backend) for p in points))
     by_signer = tuple(dict.fromkeys(signer for signer, _ in signers))
     signers = tuple((signer, next(b for s, b in signers if s == signer)) for signer in by_signer)
     logged = tuple(dict.fromkeys(p.baseline.signer for p in points if p.baseline.durable_log))
     touched = tuple(sorted({min(k, n_devices) for k in ks}))
-    return ProbePlan(signers, logged, log_folder, min(ks), small, max(ks), large, fsync_reps, touched)
+    return ProbePlan(signers, logged, log_folder, min(ks), small, max(ks), large, fsync_reps, touched, sign_reps)
 
 
 def with_backend(baseline: sweep.Baseline, backend: str, scheme: str) -> sweep.Baseline:

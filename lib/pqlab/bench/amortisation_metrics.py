@@ -84,6 +84,7 @@ def eq1_inputs_block(means: dict[str, eq1.CostInputs], path: dict[str, models.Pa
                                "floor_us": round(v.floor, 4), "sources": v.sources} for s, v in means.items()},
         models.PATH: {s: {"per_report_us": round(t.per_report_us, 4),
                           "per_checkpoint_us": round(t.per_checkpoint_us, 3), "c_sign_us": round(t.c_sign_us, 3),
+                          "c_sign_cost_study_us": round(t.c_sign_cost_study_us, 3),
                           "c_fsync_us_by_devices": {f"d{d}": round(v, 3) for d, v in t.fsync_us.items()},
                           "checkpoint_octets_by_devices": {f"d{d}": v for d, v in t.octets.items()},
                           "sources": t.sources} for s, t in path.items()},
@@ -91,7 +92,8 @@ def eq1_inputs_block(means: dict[str, eq1.CostInputs], path: dict[str, models.Pa
 
 
 def sweep_summary(cfg: AmortisationParams, stats_all: pd.DataFrame, plan: pd.DataFrame, path_rows: pd.DataFrame,
-                  fsync_rows: pd.DataFrame, wall_s: float, budget_s: float) -> dict[str, Any]:
+                  fsync_rows: pd.DataFrame, sign_rows: pd.DataFrame, wall_s: float,
+                  budget_s: float) -> dict[str, Any]:
     """``sweep``: the target, how many points met it, the widest interval, and what the sweep spent (``plan``: the
     sweep's per-trial plan, which carries each point's target half-width)."""
     targets = {(r.scheme, int(r.k)): r.target_half_width_pct for r in plan.itertuples()}
@@ -104,7 +106,7 @@ def sweep_summary(cfg: AmortisationParams, stats_all: pd.DataFrame, plan: pd.Dat
             "order": "points and probes in a seeded random order within each trial",
             "path_probe": {"k_small": int(path_rows["k"].min()), "k_large": int(path_rows["k"].max()),
                            "checkpoints": len(path_rows)},
-            "fsync_probe_appends": len(fsync_rows)}
+            "fsync_probe_appends": len(fsync_rows), "sign_probe_signatures": len(sign_rows)}
 
 
 def library_dependent_block(claims: pd.DataFrame, main_backend: dict[str, str]) -> dict[str, Any]:

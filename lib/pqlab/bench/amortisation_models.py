@@ -1,10 +1,11 @@
 """Eq. 1 against the sweep, like with like, and the claims whose verdict depends on the signing library.
 
-The sweep measures a mean (all controller time over all reports), so both model curves are fed the cost study's
-means: Eq. 1 **as published** (C_mac + C_leaf from Table I's rows, Table I's signature, a 4 KiB write+fsync) and
-Eq. 1 with **the path's own terms** (the controller path's work per report and per checkpoint from the path probe,
-the cost study's signature, and the append + fsync of the real checkpoint of each k from the fsync probe). The
-median relative error of each gets a two-level bootstrap interval (see :func:`median_error_ci`).
+The sweep measures a mean (all controller time over all reports), so both model curves are fed means: Eq. 1 **as
+published** (the cost study's means: C_mac + C_leaf from Table I's rows, Table I's signature, a 4 KiB write+fsync)
+and Eq. 1 with **the path's own terms**, every term probed in the sweep's own trials (the controller path's work
+per report and per checkpoint from the path probe, the signature from the signing probe, and the append + fsync of
+the real checkpoint of each k from the fsync probe). The median relative error of each gets a two-level bootstrap
+interval (see :func:`median_error_ci`).
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from pqlab.errors import StudyInputError
 
 PUBLISHED, PATH = "as_published", "path_terms"
 MODELS = {PUBLISHED: "Eq. 1 as published (Table I rows, 4 KiB fsync; cost-study means)",
-          PATH: "Eq. 1 with the path's own terms (path probe, real-size fsync; cost-study signature mean)"}
+          PATH: "Eq. 1 with the path's own terms (path, signing and real-size fsync probes in the sweep's trials)"}
 
 
 @dataclass(frozen=True)
 class PathTerms:
     """Eq. 1's terms measured on the path the sweep runs (µs): per report, per checkpoint (without signature and
-    write), the signature (cost-study mean) and the append + fsync of the real checkpoint by devices touched."""
+    write), the signature (signing probe's mean; the cost study's mean beside it) and the append + fsync of the
+    real checkpoint by devices touched."""
 
     label: str
     per_report_us: float
@@ -37,6 +39,7 @@ class PathTerms:
     fsync_us: dict[int, float] = field(default_factory=dict)   # empty: no durable log
     octets: dict[int, int] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+    c_sign_cost_study_us: float | None = None   # the cost study's mean, beside the probe's
 
     def fsync_at(self, k: np.ndarray) -> np.ndarray:
         """C_fsync at interval ``k``: the probe of the checkpoint size a batch of k reports produces."""
@@ -54,12 +57,12 @@ class PathTerms:
         return self.per_report_us + (self.per_checkpoint_us + self.c_sign_us + self.fsync_at(ks)) / ks
 
 
-def path_terms(path_rows: pd.DataFrame, fsync_rows: pd.DataFrame, sizes: pd.DataFrame,
+def path_terms(path_rows: pd.DataFrame, fsync_rows: pd.DataFrame, sign_rows: pd.DataFrame, sizes: pd.DataFrame,
                means: dict[str, eq1.CostInputs], baselines: dict[str, Any], k_small: int,
                k_large: int) -> dict[str, PathTerms]:
     """Per baseline: the path's per-report cost (slope of the probe's mean checkpoint time between ``k_small`` and
-    ``k_large``), its per-checkpoint cost (the intercept), the cost study's mean signature and the fsync probe's
-    mean per checkpoint size."""
+    ``k_large``), its per-checkpoint cost (the intercept), the signing probe's mean signature (the cost study's
+    mean beside it) and the fsync probe's mean per checkpoint size."""
     if k_large <= k_small:
         raise StudyInputError(f"the path probe needs two intervals, got {k_small} and {k_large}",
                               field="amortisation.intervals")
@@ -77,10 +80,15 @@ def path_terms(path_rows: pd.DataFrame, fsync_rows: pd.DataFrame, sizes: pd.Data
             probe = fsync_rows[fsync_rows["signer"] == base.signer]
             fsync = {int(t): float(g["ns"].mean()) / 1000.0 for t, g in probe.groupby("touched")}
         octets = {int(r.touched): int(r.checkpoint_octets) for r in mine.itertuples()}
+        signed = sign_rows[sign_rows["signer"] == base.signer]
+        if signed.empty:
+            raise StudyInputError(f"no signing probe for {base.signer}", field=f"amortisation.baselines.{scheme}")
         out[scheme] = PathTerms(
-            base.label, slope, small - slope * k_small, means[scheme].c_sign, fsync, octets,
+            base.label, slope, small - slope * k_small, float(signed["ns"].mean()) / 1000.0, fsync, octets,
+            c_sign_cost_study_us=means[scheme].c_sign,
             sources={"per_report": f"path probe, {base.signer}: mean checkpoint time at k = {k_small} and {k_large}",
-                     "c_sign": means[scheme].sources.get("c_sign", ""),
+                     "c_sign": f"signing probe, {base.signer} [{signed['backend'].iloc[0]}]: mean of {len(signed)} "
+                               f"signatures in the sweep's trials",
                      "c_fsync": "fsync probe: DurableLog.append of the real checkpoint, mean" if fsync else "none"})
     return out
 

@@ -72,8 +72,9 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     inputs = analysis.model_inputs(cost_stats, cfg, main_backend)          # Table I's medians, as published
     means = analysis.model_inputs(cost_stats, cfg, main_backend, "mean")   # what the sweep's means are compared with
     all_stats, replicates = adaptive_sweep.summarise(raw, cfg.bootstrap_resamples, cfg.confidence, settings.seed)
-    path_inputs = models.path_terms(path_rows, fsync_rows, frames["amortisation_checkpoint_sizes.parquet"], means,
-                                    cfg.baselines, int(path_rows["k"].min()), int(path_rows["k"].max()))
+    sign_rows = frames["amortisation_sign_probe.parquet"]
+    path_inputs = models.path_terms(path_rows, fsync_rows, sign_rows, frames["amortisation_checkpoint_sizes.parquet"],
+                                    means, cfg.baselines, int(path_rows["k"].min()), int(path_rows["k"].max()))
     compared = models.compare(all_stats[all_stats["scheme"].isin(list(cfg.baselines))].reset_index(drop=True),
                               means, path_inputs)
     errors = models.median_errors(compared, replicates, cfg, settings.seed)
@@ -85,8 +86,8 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
         cfg, settings.seed)
     provenance_block = raw_metadata[raw_samples.PROVENANCE_KEY]
     info = {"metadata": raw_metadata, "all_stats": all_stats, "plan": plan, "path_rows": path_rows,
-            "fsync_rows": fsync_rows, "errors": errors, "means": means, "path": path_inputs, "claims": claims,
-            "main_backend": main_backend}
+            "fsync_rows": fsync_rows, "sign_rows": sign_rows, "errors": errors, "means": means, "path": path_inputs,
+            "claims": claims, "main_backend": main_backend}
     headline = validated(AmortisationMetrics, analysis.metrics(
         settings, inputs, compared, per_trial, omission, equivocation, sensitivity, provenance, info) | {
         "load_average": {"start": provenance_block["load_average"]["before"],
@@ -119,7 +120,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     return StudyResult(STAGE, figures=figures, tables=tables, metrics=headline, files=out.written,
                        data={"model_inputs": inputs, "model_inputs_means": means, "path_terms": path_inputs,
                              "sweep": raw, "trials": per_trial, "stats": compared, "all_stats": all_stats,
-                             "plan": plan, "path_probe": path_rows, "fsync_probe": fsync_rows,
+                             "plan": plan, "path_probe": path_rows, "fsync_probe": fsync_rows, "sign_probe": sign_rows,
                              "omission": omission, "equivocation": equivocation, "sensitivity": sensitivity,
                              "sensitivity_points": sensitivity_points, "curve": curve, "metadata": metadata})
 

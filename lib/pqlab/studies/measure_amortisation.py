@@ -67,7 +67,7 @@ def measure_sweep(settings: StudyParams, path: str, main: list[sweep.Baseline], 
     main_points = [p for p in points if p.baseline.scheme in cfg.baselines]
     probes = adaptive_sweep.probe_plan(main_points, list(cfg.intervals), cfg.devices, log_folder,
                                        small=cfg.path_probe_small, large=cfg.path_probe_large,
-                                       fsync_reps=cfg.fsync_probe_reps)
+                                       fsync_reps=cfg.fsync_probe_reps, sign_reps=cfg.sign_probe_reps)
     target = adaptive_sweep.SweepTarget(cfg.target_half_width_pct / 100, cfg.confidence, cfg.trials,
                                         cfg.sweep_budget_s, cfg.min_reports, cfg.min_checkpoints,
                                         cfg.max_checkpoints)
@@ -145,6 +145,7 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                    "total_s": round(clock["sensitivity"] - clock["start"], 1)}}
     frames = {"amortisation_sweep.parquet": measured.raw, "amortisation_path_probe.parquet": measured.path,
               "amortisation_fsync_probe.parquet": measured.fsync,
+              "amortisation_sign_probe.parquet": measured.sign,
               "amortisation_checkpoint_sizes.parquet": measured.sizes,
               "amortisation_sweep_plan.parquet": measured.plan,
               "amortisation_sensitivity_probe.parquet": probe,

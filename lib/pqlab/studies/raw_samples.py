@@ -66,6 +66,7 @@ MEASURING: dict[str, RawSpec] = {spec.stage: spec for spec in (
                                             "commit_ns", "write_ns", "checkpoint_octets"),
              "amortisation_path_probe.parquet": ("signer", "k", "trial", "path_ns"),
              "amortisation_fsync_probe.parquet": ("signer", "touched", "trial", "checkpoint_octets", "ns"),
+             "amortisation_sign_probe.parquet": ("signer", "backend", "trial", "message_octets", "ns"),
              "amortisation_checkpoint_sizes.parquet": ("signer", "touched", "checkpoint_octets"),
              "amortisation_sweep_plan.parquet": ("trial", "scheme", "k", "checkpoints", "target_half_width_pct",
                                                  "half_width_pct"),
