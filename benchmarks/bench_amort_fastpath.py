@@ -14,7 +14,6 @@ average before and after).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -26,6 +25,7 @@ from pqlab.amort import native
 from pqlab.amort.fastpath import MAX_BATCH, frame, open_controller, open_device, resolve_controller_path
 from pqlab.amort.vector_builder import Material
 from pqlab.io import write_json
+from pqlab.studies.raw_samples import load_average
 
 HERE = Path(__file__).resolve().parent
 REPORTS_PER_CHECKPOINT = 10 * MAX_BATCH
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_amort_fastpath: {resolved.reason}", file=sys.stderr)
         return 1
     module = native.load()
-    load_before = os.getloadavg()
+    load_before = load_average()
     material = Material(1, "bench")
     prims = module.time_primitives(200_000)
     points = []
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{points[-1]['ratio_to_primitive_sum']:.2f}x; with {nodes:.2f} interior hashes {matched:.0f} ns -> "
               f"{points[-1]['ratio_to_work_matched_sum']:.2f}x")
     prims_after = module.time_primitives(200_000)
-    load_after = os.getloadavg()
+    load_after = load_average()
     at_10k = next((p for p in points if p["devices"] == 10_000), None)
     result = {
         "what": __doc__.splitlines()[0],
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             "ns_per_report_at_10000": None if at_10k is None else
             at_10k["native"]["ns_per_report"] <= TARGETS["ns_per_report_at_10000_max"],
         },
-        "loadavg_before": load_before, "loadavg_after": load_after,
+        "load_average": {"before": load_before, "after": load_after},
         "machine": machine.run_metadata(),
     }
     print(f"primitives (ns): {', '.join(f'{k} {v:.0f}' for k, v in prims.items())}; "

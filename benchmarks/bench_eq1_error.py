@@ -11,7 +11,6 @@ and the load average before and after. Take the figures on a quiet machine; on a
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import tempfile
 import time
@@ -21,6 +20,7 @@ from pqlab import machine, params
 from pqlab.io import write_json
 from pqlab.paths import ProjectPaths
 from pqlab.studies import amortisation, costs
+from pqlab.studies.raw_samples import load_average
 
 HERE = Path(__file__).resolve().parent
 TARGET_PCT = 5.0
@@ -38,7 +38,7 @@ def main() -> None:
         shutil.copy(source, root / "params" / source.name)
     settings = params.load(root / "params" / "params.yaml", args.profile)
     paths = ProjectPaths(root)
-    load_before = os.getloadavg()
+    load_before = load_average()
     started = time.perf_counter()
     if not (paths.derived / "costs_stats.parquet").is_file():
         costs.run(settings, paths, progress=False)
@@ -54,12 +54,12 @@ def main() -> None:
     out = {"profile": args.profile, "target_pct": TARGET_PCT, "errors": errors, "sweep": result["sweep"],
            "stage_wall_s": result["wall_s"], "costs_stage_s": round(costs_s, 1),
            "library_dependent": result["library_dependent"]["main_backend"],
-           "loadavg_before": load_before, "loadavg_after": os.getloadavg(), "machine": machine.run_metadata()}
+           "load_average": {"before": load_before, "after": load_average()}, "machine": machine.run_metadata()}
     target = write_json(HERE / "results" / "eq1_error.json", out)
     for scheme, e in errors.items():
         print(f"{scheme} [{e['backend']}]: path terms {e['path_terms_pct']} % {e['path_terms_ci_pct']}, "
               f"as published {e['as_published_pct']} % {e['as_published_ci_pct']}")
-    print(f"stage {result['wall_s']['total_s']} s; load {load_before} -> {os.getloadavg()}; wrote {target}")
+    print(f"stage {result['wall_s']['total_s']} s; load {load_before} -> {load_average()}; wrote {target}")
 
 
 if __name__ == "__main__":

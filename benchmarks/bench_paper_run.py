@@ -25,6 +25,7 @@ from pqlab import machine
 from pqlab import params as params_module
 from pqlab.io import write_json
 from pqlab.paths import ProjectPaths
+from pqlab.studies.raw_samples import load_average
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from pqlab.studies import transport
 
-    load_before = os.getloadavg()
+    load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         shutil.copytree(REPO / "params", root / "params")
@@ -94,14 +95,14 @@ def main(argv: list[str] | None = None) -> int:
         "wall_s": wall, "grid_seconds": result.data["grid_seconds"],
         "peak_rss_total_mib": memory.peak_total / mib, "peak_rss_parent_mib": memory.peak_parent / mib,
         "peak_rss_largest_worker_mib": memory.peak_worker / mib, "processes_at_peak_count": memory.peak_processes,
-        "loadavg_before": load_before, "loadavg_after": os.getloadavg(), "headline": metrics,
+        "load_average": {"before": load_before, "after": load_average()}, "headline": metrics,
         "machine": machine.run_metadata(),
     }
     write_json(args.out, report)
     r = report
     print(f"{sum(r['handshakes'].values())} handshakes in {wall:.0f} s; peak RSS {r['peak_rss_total_mib']:.0f} MiB "
           f"(parent {r['peak_rss_parent_mib']:.0f}, largest worker {r['peak_rss_largest_worker_mib']:.0f}); "
-          f"load {load_before[0]:.2f} -> {r['loadavg_after'][0]:.2f}", file=sys.stderr)
+          f"load {load_before[0]:.2f} -> {r['load_average']['after'][0]:.2f}", file=sys.stderr)
     return 0
 
 

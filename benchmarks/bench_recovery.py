@@ -22,6 +22,7 @@ from pqlab.amort.recovery.reservation import Reserver, TpmReserver
 from pqlab.amort.recovery.swtpm import Swtpm, swtpm_problem
 from pqlab.amort.recovery.tpm import NvCounter, binding_problem, parse_tcti
 from pqlab.io import write_json
+from pqlab.studies.raw_samples import load_average
 
 HERE = Path(__file__).resolve().parent
 INDEX = 0x01800500
@@ -39,7 +40,7 @@ def main() -> None:
     if problem:
         print(f"bench_recovery: skipped, no TPM stack: {problem}")
         return
-    load = os.getloadavg()
+    load = load_average()
     secrets = EpochSecrets(1, bytes(32), bytes(range(32)), 64, 16, 1)
     result: dict = {"samples": args.samples}
     with tempfile.TemporaryDirectory() as tmp, Swtpm(Path(tmp) / "tpm") as tpm:
@@ -72,7 +73,7 @@ def main() -> None:
         with NvCounter(tpm.tcti, INDEX) as counter:
             counter.undefine()
     result |= {"tpm": "swtpm (software TPM: timings differ from a discrete TPM)",
-               "load_average_before": list(load), "load_average_after": list(os.getloadavg()),
+               "load_average": {"before": load, "after": load_average()},
                "machine": machine.run_metadata()}
     path = write_json(HERE / "results" / "recovery_tpm.json", result)
     cli = result.get("tpm2_tools", {}).get("nv_increment_ms")

@@ -8,7 +8,6 @@ a fresh process exactly as stage ``scaling`` runs it; and the load average befor
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 from pathlib import Path
@@ -17,6 +16,7 @@ from pqlab import machine, params
 from pqlab.amort.fastpath import PATHS, native_status
 from pqlab.bench import scaling
 from pqlab.io import write_json
+from pqlab.studies.raw_samples import load_average
 
 HERE = Path(__file__).resolve().parent
 
@@ -30,7 +30,7 @@ def main() -> None:
     base = params.load_raw(args.params)
     base["scaling"] = {**base.get("scaling", {}), "identities": [args.identities], "trials": args.trials}
     settings = params.resolve(base, "quick")
-    load_before = os.getloadavg()
+    load_before = load_average()
     results = {}
     for path in PATHS:
         if path == "native" and not native_status()[0]:
@@ -47,7 +47,7 @@ def main() -> None:
             "rss_peak_mib_median": float(trials["rss_peak_kib"].median()) / 1024,
         }
     result = {"identities": args.identities, "trials": args.trials, "paths": results,
-              "loadavg_before": load_before, "loadavg_after": os.getloadavg(), "machine": machine.run_metadata()}
+              "load_average": {"before": load_before, "after": load_average()}, "machine": machine.run_metadata()}
     target = write_json(HERE / "results" / "scaling_paths.json", result)
     for path, values in results.items():
         print(path, values.get("us_per_report_median", values.get("skipped")))

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from pqlab.studies.raw_samples import load_average
+
 OUT = Path(__file__).resolve().parent / "results" / "whatif.json"
 COMMANDS = {
     "case, one deployment (300 runs per transport)": ["whatif", "case", "--preset", "D3", "--hops", "4",
@@ -21,12 +23,8 @@ COMMANDS = {
 REPEATS = 3
 
 
-def _loadavg() -> list[float]:
-    return [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
-
-
 def main() -> None:
-    results = {"load_before": _loadavg(), "repeats": REPEATS, "commands": {}}
+    results: dict = {"load_average": {"before": load_average()}, "repeats": REPEATS, "commands": {}}
     for label, argv in COMMANDS.items():
         walls = []
         for _ in range(REPEATS):
@@ -35,10 +33,11 @@ def main() -> None:
             walls.append(time.perf_counter() - start)
         results["commands"][label] = {"argv": argv, "wall_s": walls, "median_wall_s": sorted(walls)[REPEATS // 2]}
         print(f"{label}: median {sorted(walls)[REPEATS // 2]:.2f} s of {REPEATS}")
-    results["load_after"] = _loadavg()
+    results["load_average"]["after"] = load_average()
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {OUT} (load average before {results['load_before']}, after {results['load_after']})")
+    load = results["load_average"]
+    print(f"wrote {OUT} (load average before {load['before']}, after {load['after']})")
 
 
 if __name__ == "__main__":

@@ -35,13 +35,21 @@ class StageMetrics(MetricsNode):
     profile: str
 
 
+class LoadAverage(MetricsNode):
+    """The 1-, 5- and 15-minute load average before and after a measurement (``raw_samples.load_average``): the
+    one spelling every metrics file uses."""
+
+    before: list[float]
+    after: list[float]
+
+
 class RawSource(MetricsNode):
     """Where a measuring stage's raw samples came from (their provenance block): REPORT.md names it per stage."""
 
     machine: str
     cpu_model: str
     measured_utc: str
-    load_average_before: list[float]
+    load_average: LoadAverage
     seed: int
     profile: str
 

@@ -236,13 +236,6 @@ class Dominant(MetricsNode):
     sentence: str
 
 
-class LoadAverage(MetricsNode):
-    """The load average before and after the measurement."""
-
-    start: list[float]
-    end: list[float]
-
-
 class AmortisationMetrics(StageMetrics):
     """``amortisation_metrics.json``: Eq. 1 per baseline, the measured sweep, omission and equivocation trials,
     the backend × storage probe, which term dominates, and the run's provenance."""
@@ -264,7 +257,6 @@ class AmortisationMetrics(StageMetrics):
     eq1_inputs: Eq1Inputs
     sweep: SweepSummary
     library_dependent: LibraryDependent
-    load_average: LoadAverage
     storage_skipped: dict[str, str]
     wall_s: WallTimes
     raw_samples: RawSource

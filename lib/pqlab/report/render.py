@@ -147,10 +147,11 @@ def _not_reproduced(table: pd.DataFrame) -> list[str]:
 def raw_source(block: object, kind: str) -> str:
     """Where a stage's raw samples were measured (its metrics' ``raw_samples`` block), for the header table."""
     if isinstance(block, dict) and block.get("machine"):
-        load = block.get("load_average_before") or []
+        load = block.get("load_average") or {}
+        shown = " → ".join("/".join(str(x) for x in load[when]) for when in ("before", "after") if load.get(when))
         return (f"host {block['machine']} ({block.get('cpu_model', 'unknown CPU')}), measured "
                 f"{block.get('measured_utc', 'at an unknown time')}, seed {block.get('seed')}, profile "
-                f"{block.get('profile')}, load average {'/'.join(str(x) for x in load) or 'not recorded'}")
+                f"{block.get('profile')}, load average {shown or 'not recorded'}")
     return "no raw samples (model)" if kind == "model" else "measured and analysed in one run (no raw-sample stage)"
 
 

@@ -84,14 +84,11 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     sensitivity, sensitivity_points = analysis.sensitivity(
         frames["amortisation_sensitivity_probe.parquet"], frames["amortisation_sensitivity_sweep.parquet"], inputs,
         cfg, settings.seed)
-    provenance_block = raw_metadata[raw_samples.PROVENANCE_KEY]
     info = {"metadata": raw_metadata, "all_stats": all_stats, "plan": plan, "path_rows": path_rows,
             "fsync_rows": fsync_rows, "sign_rows": sign_rows, "errors": errors, "means": means, "path": path_inputs,
             "claims": claims, "main_backend": main_backend}
     headline = validated(AmortisationMetrics, analysis.metrics(
         settings, inputs, compared, per_trial, omission, equivocation, sensitivity, provenance, info) | {
-        "load_average": {"start": provenance_block["load_average"]["before"],
-                         "end": provenance_block["load_average"]["after"]},
         "storage_skipped": raw_metadata["storage_skipped"], "wall_s": raw_metadata["wall_s"],
         "raw_samples": raw_samples.source(raw_metadata)})
     metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings) | {"study": STAGE, "inputs": provenance}

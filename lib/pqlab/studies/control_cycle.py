@@ -89,8 +89,6 @@ class ControlCycleMetrics(StageMetrics):
     scheduling: Scheduling
     cpu_model: str | None
     clock_read_ns: float
-    loadavg_before: list[float]
-    loadavg_after: list[float]
     raw_samples: RawSource
 
 
@@ -111,7 +109,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     added = control_cycle.added_cost(samples, cfg, seed=settings.seed)
     if len(added):
         cost = cost.merge(added[["tags", "added_us", "added_lo_us", "added_hi_us"]], on="tags", how="left")
-    extra = {key: raw_metadata[key] for key in ("cpu_model", "clock_read_ns", "loadavg_before", "loadavg_after")}
+    extra = {key: raw_metadata[key] for key in ("cpu_model", "clock_read_ns")}
     extra["host"] = raw_metadata["host_note"]
     headline = validated(ControlCycleMetrics, control_cycle.metrics(summary, cost, runs, settings, extra, added)
                          | {"raw_samples": raw_samples.source(raw_metadata)})

@@ -68,8 +68,6 @@ class FullImageMetrics(StageMetrics):
     image_source: str
     reliable: bool
     cpu_model: str | None
-    loadavg_before: list[float]
-    loadavg_after: list[float]
     raw_samples: RawSource
 
 
@@ -89,8 +87,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     table = image_runs.table5(samples, reference["median_us"], unreliable)
     headline = image_runs.metrics(samples, table, reference, copy_digest) | {
         "profile": settings.profile, "cpu_model": raw_metadata["cpu_model"],
-        "image_source": raw_metadata["image_source"], "raw_samples": raw_samples.source(raw_metadata),
-        "loadavg_before": raw_metadata["loadavg_before"], "loadavg_after": raw_metadata["loadavg_after"]}
+        "image_source": raw_metadata["image_source"], "raw_samples": raw_samples.source(raw_metadata)}
     headline = validated(FullImageMetrics, headline)
     figure = full_image_times(samples, reference["median_us"], raw_metadata["cpu_model"])
     with OutputSet(paths, STAGE) as out:

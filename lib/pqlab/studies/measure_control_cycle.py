@@ -34,6 +34,5 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     warm = control_cycle.back_to_back_evidence_us(cfg, np.random.default_rng([settings.seed, 1]))
     metadata = machine.run_metadata(backends=_signer_backends(runs)) | {
         "study": "control_cycle", "host_note": HOST_NOTE, "runs": runs, "cpu_model": machine.cpu_model(),
-        "clock_read_ns": clock_ns, "back_to_back_evidence_us": {str(tags): us for tags, us in warm.items()},
-        "loadavg_before": load_before, "loadavg_after": raw_samples.load_average()}
+        "clock_read_ns": clock_ns, "back_to_back_evidence_us": {str(tags): us for tags, us in warm.items()}}
     return raw_samples.write(RAW, settings, paths, {"control_cycle_samples.parquet": samples}, metadata, load_before)

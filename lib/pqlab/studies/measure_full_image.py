@@ -54,7 +54,6 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
             copy_digest = image.measure(copy, cfg.chunk_octets).digest
     metadata = machine.run_metadata() | {
         "study": "full_image", "image_root": str(root), "copy_digest": copy_digest,
-        "image_source": "scratch tree" if cfg.scratch_tree else str(cfg.image_dir or "data/raw/image_tree"),
-        "loadavg_before": load_before, "loadavg_after": raw_samples.load_average()}
+        "image_source": "scratch tree" if cfg.scratch_tree else str(cfg.image_dir or "data/raw/image_tree")}
     frames = {"full_image_samples.parquet": samples, "full_image_evictions.parquet": evictions}
     return raw_samples.write(RAW, settings, paths, frames, metadata, load_before)

@@ -383,7 +383,8 @@ def source(raw_metadata: dict[str, Any]) -> dict[str, Any]:
     block = raw_metadata[PROVENANCE_KEY]
     return {"machine": block["machine"], "cpu_model": str(block.get("cpu_model") or "unknown"),
             "measured_utc": str(raw_metadata.get("timestamp_utc") or "unknown"),
-            "load_average_before": [float(x) for x in block["load_average"]["before"]],
+            "load_average": {"before": [float(x) for x in block["load_average"]["before"]],
+                             "after": [float(x) for x in block["load_average"]["after"]]},
             "seed": int(block["seed"]), "profile": str(block.get("profile") or "unknown")}
 
 
