@@ -62,6 +62,13 @@ class _FaultCounts:
         faults.LOG.extend(tuple(entry) for entry in getattr(node, "workeroutput", {}).get("fault_log", []))
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """Tests marked ``slow`` first — a stable sort after pytest-randomly's shuffle, so each tier keeps its random
+    order — so under xdist the long ones start early instead of one worker finishing a late one while the rest idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_configure(config):
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_FaultCounts(), "pqlab-fault-counts")
