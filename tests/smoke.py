@@ -23,31 +23,18 @@ import pytest
 from filelock import FileLock
 
 from pqlab import io
+from pqlab.studies import registry
 
 REPO = Path(__file__).resolve().parent.parent
 PARAMS = REPO / "params" / "params.yaml"
 
-# stage -> its command line (dvc.yaml's order); --params, --profile smoke and --out-dir are added
-COMMANDS: dict[str, list[str]] = {
-    "costs": ["costs", "--quiet"],
-    "attack_matrix": ["attacks"],
-    "case_sizes": ["case-sizes"],
-    "design_space": ["design-space"],
-    "extended_design_space": ["extended-design-space", "--quiet"],
-    "transport": ["transport", "--workers", "1", "--quiet"],
-    "amortisation": ["amortisation", "--quiet"],
-    "scaling": ["scaling", "--quiet"],
-    "device_origin": ["device-origin", "--quiet"],
-    "recovery": ["recovery", "--quiet"],
-    "control_cycle": ["control-cycle", "--quiet"],
-    "image_tree": ["image-tree", "--quiet"],
-    "full_image": ["full-image", "--quiet"],
-    "sensitivity": ["sensitivity", "--workers", "1", "--quiet"],
-    "assumptions": ["assumptions", "--workers", "1", "--quiet"],
-    "report": ["report"],  # --root is the repository (params/paper_reference.yaml), --out-dir a new empty folder
-}
+# stage -> its command line, in the stage registry's (dvc.yaml's) order; --params, --profile smoke and --out-dir are
+# added. The model stages without progress bars take no --quiet; grids run on one worker (the session has two cores).
+_OPTIONS = {"attack_matrix": [], "case_sizes": [], "design_space": [], "report": [],
+            **{grid: ["--workers", "1", "--quiet"] for grid in ("transport", "sensitivity", "assumptions")}}
+COMMANDS: dict[str, list[str]] = {stage.name: [stage.command, *_OPTIONS.get(stage.name, ["--quiet"])]
+                                  for stage in registry.STAGES}
 STAGES = tuple(COMMANDS)
-METRICS = {"transport": "thread_metrics.json"}  # the metrics file of a stage, when not <stage>_metrics.json
 
 
 def argv(stage: str, out_dir: Path) -> list[str]:
@@ -83,7 +70,7 @@ class StageRun:
 
     @property
     def metrics(self) -> dict:
-        return io.read_json(self.root / "data" / "derived" / METRICS.get(self.stage, f"{self.stage}_metrics.json"))
+        return io.read_json(self.root / "data" / "derived" / str(registry.BY_NAME[self.stage].metrics))
 
     def table(self, name: str) -> pd.DataFrame:
         """A written table (``paper_figs/*/<name>.csv``)."""

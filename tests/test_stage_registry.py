@@ -1,0 +1,62 @@
+"""The stage registry (pqlab.studies.registry) is the one list of stages: dvc.yaml, the report's stage table, the CLI,
+the notebooks and the session's smoke runs agree with it (issue 22 item 3)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import pytest
+import yaml
+
+from pqlab import cli
+from pqlab.studies import registry
+from tests import smoke
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def dvc_stages() -> dict:
+    return yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+
+
+def test_dvc_yaml_holds_exactly_the_registrys_stages_in_its_order(dvc_stages):
+    assert list(dvc_stages) == registry.pipeline_stage_names()
+
+
+def test_each_stage_runs_its_notebook_or_its_command(dvc_stages):
+    for stage in registry.STAGES:
+        cmd = dvc_stages[stage.name]["cmd"]
+        if stage.notebook:
+            notebook = f"notebooks/{stage.notebook}.ipynb"
+            assert notebook in cmd and (REPO / notebook).is_file(), stage.name
+        else:
+            assert re.search(rf"\bpqlab {re.escape(stage.command)}\b", cmd), (stage.name, cmd)
+        if stage.measure_stage:
+            assert f"pqlab {stage.command} --measure-only" in dvc_stages[stage.measure_stage]["cmd"]
+
+
+def test_each_stage_declares_its_metrics_file_and_the_report_reads_the_same(dvc_stages):
+    reference = yaml.safe_load((REPO / "params" / "paper_reference.yaml").read_text())["stages"]
+    for stage in registry.STAGES:
+        outs = [next(iter(o)) if isinstance(o, dict) else o for o in dvc_stages[stage.name].get("outs", [])]
+        if stage.metrics:
+            assert f"data/derived/{stage.metrics}" in outs, stage.name
+        else:
+            assert not [o for o in outs if o.endswith("_metrics.json")], stage.name
+    assert {name: spec["metrics"] for name, spec in reference.items()} == {
+        name: registry.BY_NAME[name].metrics for name in reference}
+    assert {name: spec["kind"] for name, spec in reference.items()} == {
+        name: registry.BY_NAME[name].kind for name in reference}
+
+
+def test_each_stage_has_its_study_module_and_cli_command():
+    commands = cli.build_parser()._subparsers._group_actions[0].choices
+    for stage in registry.STAGES:
+        assert hasattr(importlib.import_module(f"pqlab.studies.{stage.name}"), "run"), stage.name
+        assert stage.command in commands, stage.name
+
+
+def test_the_smoke_runs_cover_every_stage_with_its_command():
+    assert [argv[0] for argv in smoke.COMMANDS.values()] == [stage.command for stage in registry.STAGES]
+    assert smoke.STAGES == tuple(stage.name for stage in registry.STAGES) and smoke.STAGES[-1] == "report"
