@@ -12,9 +12,10 @@ import matplotlib.pyplot as plt
 from tqdm.auto import tqdm
 
 from pqlab import machine
-from pqlab.amort.recovery import summary, trials
+from pqlab.amort.recovery import trials
 from pqlab.amort.recovery.swtpm import swtpm_version, tpm_endpoint
 from pqlab.amort.recovery.tpm import client_versions
+from pqlab.analysis import recovery as analysis
 from pqlab.figures.recovery import fig_recovery
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
@@ -135,10 +136,10 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     load_after = os.getloadavg()
     tpm = _tpm_info(rp.tpm)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json")) | {"tpm": tpm}
-    table4 = summary.table4(data.arms)
-    crash = summary.crash_table(data.crashes)
-    restart = summary.restart_table(data.restart, rp.k)
-    headline = validated(RecoveryMetrics, summary.metrics(
+    table4 = analysis.table4(data.arms)
+    crash = analysis.crash_table(data.crashes)
+    restart = analysis.restart_table(data.restart, rp.k)
+    headline = validated(RecoveryMetrics, analysis.metrics(
         data.arms, data.restart, data.crashes, data.reservations, k=rp.k, window=rp.window,
         sizing=rp.sizing.model_dump()) | {
         "tpm": tpm, "profile": settings.profile, "cpu_model": metadata["cpu_model"],
