@@ -2,16 +2,38 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
 ARM_ORDER = ["fresh", "naive", "tpm"]
 SCENARIO_COLOURS = {"restart": "#4393c3", "rollback": "#d6604d"}
+JITTER_SEED = 0
+
+
+@contextmanager
+def _seeded_jitter() -> Iterator[None]:
+    """seaborn draws a strip plot's jitter from numpy's global generator: draw it from a fixed seed (and give the
+    caller its state back), so the same samples give the same figure bytes."""
+    state = np.random.get_state()
+    np.random.seed(JITTER_SEED)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
 
 
 def fig_recovery(arms: pd.DataFrame, restart: pd.DataFrame, k: int, tpm_label: str) -> plt.Figure:
     """(a) sequence numbers re-issued per trial, (b) time to ready per arm, (c) records lost per SIGKILLed epoch."""
+    with _seeded_jitter():
+        return _draw(arms, restart, k, tpm_label)
+
+
+def _draw(arms: pd.DataFrame, restart: pd.DataFrame, k: int, tpm_label: str) -> plt.Figure:
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), constrained_layout=True)
     ax = axes[0]
     sns.stripplot(data=arms, x="arm", y="reissued", hue="scenario", order=ARM_ORDER, palette=SCENARIO_COLOURS,
