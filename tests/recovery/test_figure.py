@@ -1,4 +1,6 @@
-"""The recovery figure from the same samples is the same bytes: its strip-plot jitter comes from a fixed seed."""
+"""The recovery figure from the same samples is the same bytes whatever the process did before: its strip-plot jitter
+comes from a fixed seed and it is drawn in matplotlib's default style even after another figure set the shared theme
+(a study's analysis in a notebook or a test process, against the same analysis in a fresh ``pqlab`` process)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from pqlab.figures import style
 from pqlab.figures.recovery import fig_recovery
 
 
@@ -40,3 +43,12 @@ def test_the_same_samples_give_the_same_bytes_whatever_numpys_global_state():
     assert first == second
     after = np.random.get_state()  # the caller's generator is given back untouched
     assert after[0] == state[0] and np.array_equal(after[1], state[1]) and after[2:] == state[2:]
+
+
+def test_another_figure_setting_the_shared_theme_first_changes_no_byte():
+    arms, restart = _samples()
+    fresh = _png(arms, restart)
+    with plt.rc_context():  # the theme is global: give the other tests of this process their style back
+        style.apply()
+        themed = _png(arms, restart)
+    assert fresh == themed

@@ -16,20 +16,22 @@ JITTER_SEED = 0
 
 
 @contextmanager
-def _seeded_jitter() -> Iterator[None]:
-    """seaborn draws a strip plot's jitter from numpy's global generator: draw it from a fixed seed (and give the
-    caller its state back), so the same samples give the same figure bytes."""
+def _reproducible() -> Iterator[None]:
+    """The same samples give the same bytes whatever the process drew before: matplotlib's default style (the one
+    this figure has always had; other figures set the shared seaborn theme globally) and seaborn's strip-plot
+    jitter, which it draws from numpy's global generator, from a fixed seed (the caller's state given back)."""
     state = np.random.get_state()
     np.random.seed(JITTER_SEED)
     try:
-        yield
+        with plt.style.context("default"):
+            yield
     finally:
         np.random.set_state(state)
 
 
 def fig_recovery(arms: pd.DataFrame, restart: pd.DataFrame, k: int, tpm_label: str) -> plt.Figure:
     """(a) sequence numbers re-issued per trial, (b) time to ready per arm, (c) records lost per SIGKILLed epoch."""
-    with _seeded_jitter():
+    with _reproducible():
         return _draw(arms, restart, k, tpm_label)
 
 
