@@ -304,7 +304,9 @@ def _papermill(args: argparse.Namespace) -> int:
 def _recovery(args: argparse.Namespace) -> int:
     from pqlab.studies import recovery
 
-    result = recovery.run(*_settings_and_paths(args), progress=not args.quiet)
+    if args.measure_only:
+        return _measure_only(args, "recovery")
+    result = recovery.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
     for name in ("table4_recovery", "recovery_restart", "recovery_crash_injection"):
         print(result.tables[name].to_string(index=False))
     _print_written(result)
@@ -466,6 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
     rec = sub.add_parser("recovery", help="run AMORT-V1 restart/rollback recovery with a real TPM 2.0 (Table IV)")
     _study_arguments(rec)
     rec.add_argument("--quiet", action="store_true", help="no progress bar")
+    _measuring_arguments(rec)
     rec.set_defaults(func=_recovery)
     cycle = sub.add_parser("control-cycle", help="run the AMORT-V1 control-cycle harness (Fig. 6) on this host")
     _study_arguments(cycle)

@@ -1,28 +1,22 @@
 """Stage ``recovery`` (AMORT-V1 §IV-E, §V-H): restart and rollback with a real TPM 2.0 — Table IV, restart loss,
-crash injection around the counter increment, the cost of one reservation and the window sizing."""
+crash injection around the counter increment, the cost of one reservation and the window sizing, from the raw
+samples of ``measure_recovery``."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-from typing import Any
-
 import matplotlib.pyplot as plt
-from tqdm.auto import tqdm
 
-from pqlab import machine
-from pqlab.amort.recovery import summary, trials
-from pqlab.amort.recovery.swtpm import swtpm_version, tpm_endpoint
-from pqlab.amort.recovery.tpm import client_versions
+from pqlab.analysis import recovery as analysis
 from pqlab.figures.recovery import fig_recovery
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet, rounded
 from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
 
 STAGE = "recovery"
+RAW = raw_samples.spec(STAGE)
 
 
 class ArmCell(MetricsNode):
@@ -106,59 +100,43 @@ class RecoveryMetrics(StageMetrics):
     cpu_model: str | None
     load_average_before: list[float]
     load_average_after: list[float]
+    raw_samples: RawSource
 
 
 METRICS = RecoveryMetrics
-SOFTWARE_TPM_NOTE = ("swtpm is a software TPM: its NV writes go to a file on this machine's disk, so its timings "
-                     "differ from a discrete TPM's; the counts must not")
 
 
-def _tpm_info(spec: str) -> dict[str, Any]:
-    software = spec == "swtpm"
-    return {"spec": spec, "software": software, "swtpm": swtpm_version() if software else None,
-            "client": "tpm2-tss ESAPI via tpm2-pytss", **client_versions(),
-            "note": SOFTWARE_TPM_NOTE if software else "hardware TPM through the kernel resource manager"}
-
-
-def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
-    """Run every trial against a real TPM (a private swtpm unless ``recovery.tpm`` names a device), then write."""
-    paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
-    rp = settings.recovery
-    load_before = os.getloadavg()
-    jobs = len(trials.plan(rp.trials, rp.restart_trials, rp.crash_trials))
-    with tempfile.TemporaryDirectory(prefix="pqlab-recovery-") as tmp, tpm_endpoint(rp.tpm, tmp) as tcti, \
-            tqdm(total=jobs, desc="recovery trials", unit="trial", disable=not progress) as bar:
-        world = trials.World.create(rp, Path(tmp) / "trials", tcti)
-        data = trials.run_trials(world, trials=rp.trials, restart_trials=rp.restart_trials,
-                                 crash_trials=rp.crash_trials, reservation_samples=rp.reservation_samples,
-                                 seed=settings.seed, progress=bar.update)
-    load_after = os.getloadavg()
-    tpm = _tpm_info(rp.tpm)
-    metadata = machine.run_metadata(params=settings.model_dump(mode="json")) | {"tpm": tpm}
-    table4 = summary.table4(data.arms)
-    crash = summary.crash_table(data.crashes)
-    restart = summary.restart_table(data.restart, rp.k)
-    headline = validated(RecoveryMetrics, summary.metrics(
-        data.arms, data.restart, data.crashes, data.reservations, k=rp.k, window=rp.window,
-        sizing=rp.sizing.model_dump()) | {
-        "tpm": tpm, "profile": settings.profile, "cpu_model": metadata["cpu_model"],
-        "load_average_before": list(load_before), "load_average_after": list(load_after)})
-    figure = fig_recovery(data.arms, data.restart, rp.k, "swtpm, software TPM" if tpm["software"] else rp.tpm)
+def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
+    """Table IV, restart loss, crash injection, reservation cost and sizing from the four raw files, then write."""
+    paths.check_writable(paths.derived, paths.amort_figs)
+    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    arms, restart, crashes, reservations = (frames[f"recovery_{name}.parquet"] for name in
+                                            ("trials", "restart", "crashes", "reservations"))
+    rp, tpm = settings.recovery, raw_metadata["tpm"]
+    load = raw_metadata[raw_samples.PROVENANCE_KEY]["load_average"]
+    table4 = analysis.table4(arms)
+    crash = analysis.crash_table(crashes)
+    restart_table = analysis.restart_table(restart, rp.k)
+    headline = validated(RecoveryMetrics, analysis.metrics(
+        arms, restart, crashes, reservations, k=rp.k, window=rp.window, sizing=rp.sizing.model_dump()) | {
+        "tpm": tpm, "profile": settings.profile, "cpu_model": raw_metadata["cpu_model"],
+        "load_average_before": load["before"], "load_average_after": load["after"],
+        "raw_samples": raw_samples.source(raw_metadata)})
+    figure = fig_recovery(arms, restart, rp.k, "swtpm, software TPM" if tpm["software"] else tpm["spec"])
     with OutputSet(paths, STAGE) as out:
-        out.parquet(paths.raw / "recovery_trials.parquet", data.arms, metadata)
-        out.parquet(paths.raw / "recovery_restart.parquet", data.restart, metadata)
-        out.parquet(paths.raw / "recovery_crashes.parquet", data.crashes, metadata)
-        out.parquet(paths.raw / "recovery_reservations.parquet", data.reservations, metadata)
         out.table(table4, paths.amort_figs / "table4_recovery", markdown=rounded(table4, decimals=2))
         out.table(crash, paths.amort_figs / "recovery_crash_injection")
-        out.table(restart, paths.amort_figs / "recovery_restart", markdown=rounded(restart, decimals=2))
+        out.table(restart_table, paths.amort_figs / "recovery_restart", markdown=rounded(restart_table, decimals=2))
         out.figure(figure, paths.amort_figs / "fig_recovery")
         out.metrics(paths.derived / "recovery_metrics.json", headline, label="crash trials safe",
                     key="crash.fail_secure_or_resume_fraction", unit="fraction")
     plt.close(figure)
     return StudyResult(STAGE, figures={"fig_recovery": figure},
                        tables={"table4_recovery": table4, "recovery_crash_injection": crash,
-                               "recovery_restart": restart},
+                               "recovery_restart": restart_table},
                        metrics=headline, files=out.written,
-                       data={"trials": data.arms, "restart": data.restart, "crashes": data.crashes,
-                             "reservations": data.reservations, "metadata": metadata})
+                       data={"trials": arms, "restart": restart, "crashes": crashes, "reservations": reservations,
+                             "metadata": raw_samples.analysis_metadata(raw_metadata, RAW, settings)})
+
+
+run = raw_samples.runner(STAGE, analyse)

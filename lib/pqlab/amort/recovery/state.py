@@ -12,8 +12,8 @@ from typing import ClassVar
 from pqlab.amort.codec import Fixed, Message, Uint
 from pqlab.amort.device import EpochSecrets
 from pqlab.amort.errors import AmortError, Code
+from pqlab.amort.recovery.cases import ARMS
 
-ARMS = ("fresh", "naive", "tpm")
 ARM_IDS = {name: i for i, name in enumerate(ARMS)}
 STATE_OCTETS = 144
 

@@ -26,24 +26,17 @@ from pqlab.amort.device import EpochSecrets
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.identity import CertificateAuthority, PublicKey, SigningKey
+from pqlab.amort.recovery.cases import ARMS, CRASH_CASES, SCENARIOS
 from pqlab.amort.recovery.driver import Link, ProverProcess
 from pqlab.amort.recovery.prover import IDENTITY_FILE, STATE_FILE, Identity
 from pqlab.amort.recovery.reservation import Reserver, TpmReserver
 from pqlab.amort.recovery.resume import RecoveryController
-from pqlab.amort.recovery.state import ARMS, ProverState
+from pqlab.amort.recovery.state import ProverState
 from pqlab.amort.recovery.tpm import NvCounter, ensure_counter, remove_counter
 from pqlab.params import RecoveryParams
 
 CONTROLLER_ID = b"CTRL-REC"
 DEV_ID = b"PLC-R001"
-SCENARIOS = ("restart", "rollback")
-CRASH_CASES = {  # case -> (hook point, expected outcome)
-    "before_increment": ("before_increment", "resumed"),
-    "after_increment": ("after_increment", "failed_secure"),
-    "during_reservation": ("state_written", "failed_secure"),
-    "after_durable_reservation": ("state_durable", "resumed"),
-    "within_window": ("report", "resumed"),
-}
 Progress = Callable[[int], None]
 Counter_ = dict[str, int]
 

@@ -1,4 +1,4 @@
-"""Tables and headline numbers from the recovery trials: Table IV, crash injection, restart loss, reservation cost."""
+"""AMORT-V1 §IV-E, §V-H from the recovery raw samples: Table IV, crash injection, restart loss, reservation cost."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pqlab.amort.recovery.cases import ARMS, CRASH_CASES, SCENARIOS
 from pqlab.amort.recovery.sizing import min_window, nv_writes
-from pqlab.amort.recovery.state import ARMS
-from pqlab.amort.recovery.trials import CRASH_CASES, SCENARIOS
 
 ARM_LABELS = {"fresh": "fresh epoch", "naive": "unanchored (naive)", "tpm": "TPM-backed"}
 
