@@ -36,6 +36,14 @@ def test_each_stage_runs_its_notebook_or_its_command(dvc_stages):
             assert f"pqlab {stage.command} --measure-only" in dvc_stages[stage.measure_stage]["cmd"]
 
 
+def test_a_measuring_stages_notebook_never_measures_under_the_pipeline():
+    """Under dvc (``pipeline True``) the notebook runs the analysis only: the measure stage measured already."""
+    for stage in registry.STAGES:
+        if stage.measure_stage and stage.notebook:
+            source = (REPO / "notebooks" / f"{stage.notebook}.ipynb").read_text()
+            assert f"{stage.name}.run(settings, paths, analyse_only=pipeline" in source, stage.name
+
+
 def test_each_stage_declares_its_metrics_file_and_the_report_reads_the_same(dvc_stages):
     reference = yaml.safe_load((REPO / "params" / "paper_reference.yaml").read_text())["stages"]
     for stage in registry.STAGES:

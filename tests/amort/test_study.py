@@ -48,7 +48,7 @@ def test_smoke_run_writes_tables_figure_and_metrics(smoke):
     assert cost.loc["device_state_octets_per_checkpoint", "hardened"] == 40
     assert (cost[cost["unit"] == "µs"][["paper", "hardened"]] > 0).all().all()
     assert metrics["hardening_cost"]["controller_ingest_us_per_report"]["ratio"] > 0
-    assert len(metrics["load_average"]["start"]) == len(metrics["load_average"]["end"]) == 3
+    assert len(metrics["load_average"]["before"]) == len(metrics["load_average"]["after"]) == 3
 
 
 @pytest.mark.parametrize(("section", "value"), [("stream_k", 0), ("repeats", 0), ("checkpoint_signer", "RSA")])

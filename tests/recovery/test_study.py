@@ -65,7 +65,7 @@ def test_metrics_cover_every_report_row_and_name_the_software_tpm(result, projec
     assert m["tpm"]["software"] and "software TPM" in m["tpm"]["note"] and m["tpm"]["tpm2-pytss"]
     assert m["crash"]["all_fail_secure_or_resume"] and m["restart"]["bounded_by_k"]
     assert m["sizing"]["min_window"] == 631
-    assert len(m["load_average_before"]) == 3
+    assert len(m["raw_samples"]["load_average"]["before"]) == len(m["raw_samples"]["load_average"]["after"]) == 3
     reference = load_reference(project / "params" / "paper_reference.yaml")
     rows = collect(reference, project / "data" / "derived")
     mine = rows[[q.metric.startswith("recovery_metrics.json:") for q in reference.quantities]]

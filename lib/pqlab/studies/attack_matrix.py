@@ -4,7 +4,6 @@ sixteen, under the paper's design and the hardened variant, and what hardening c
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import matplotlib.pyplot as plt
@@ -21,6 +20,7 @@ from pqlab.amort.profile import VARIANTS
 from pqlab.figures.attack_matrix import attack_matrix_overview, attack_matrix_variants
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet, scratch_dir
 from pqlab.studies.result import StudyResult
 
@@ -34,7 +34,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     cfg, wire = settings.attack_matrix, settings.amort.wire_format
     paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
     resolved = resolve_controller_path(settings.amort.controller_path)
-    load_start = os.getloadavg()
+    load_before = raw_samples.load_average()
     frames, seconds = [], {variant: [] for variant in VARIANTS}
     with scratch_dir(paths, STAGE) as scratch:  # checkpoint logs; removed even if the run is killed
         for repeat in range(cfg.repeats):
@@ -49,7 +49,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         setup = hardening_cost.CostSetup(cfg.cost_identities, cfg.cost_rounds, cfg.cost_k, cfg.cost_epochs,
                                          cfg.cost_trials, settings.seed, resolved.path, wire, cfg.checkpoint_signer)
         cost_samples = hardening_cost.measure(setup, scratch, progress=progress)
-    load_end = os.getloadavg()
+    load_after = raw_samples.load_average()
     runs = pd.concat(frames, ignore_index=True)
     paper_runs = runs[runs["variant"] == "paper"]
     summary = summarise_runs(paper_runs)
@@ -58,7 +58,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends={})
     metrics = stage_metrics(summary, paper_runs, variants, seconds, cfg, {
         "hardening_cost": hardening_cost.metrics(cost, setup),
-        "load_average": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in load_end]},
+        "load_average": {"before": load_before, "after": load_after},
         "wire_format": wire, "controller_path": resolved.path, "controller_path_reason": resolved.reason,
         "profile": settings.profile, "cpu_model": metadata.get("cpu_model")})
     table6 = summary[summary["table"] == "table6"][TABLE_COLUMNS].reset_index(drop=True)

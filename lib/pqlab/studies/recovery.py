@@ -98,8 +98,6 @@ class RecoveryMetrics(StageMetrics):
     window: int
     tpm: dict[str, str | bool | None]
     cpu_model: str | None
-    load_average_before: list[float]
-    load_average_after: list[float]
     raw_samples: RawSource
 
 
@@ -113,14 +111,12 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     arms, restart, crashes, reservations = (frames[f"recovery_{name}.parquet"] for name in
                                             ("trials", "restart", "crashes", "reservations"))
     rp, tpm = settings.recovery, raw_metadata["tpm"]
-    load = raw_metadata[raw_samples.PROVENANCE_KEY]["load_average"]
     table4 = analysis.table4(arms)
     crash = analysis.crash_table(crashes)
     restart_table = analysis.restart_table(restart, rp.k)
     headline = validated(RecoveryMetrics, analysis.metrics(
         arms, restart, crashes, reservations, k=rp.k, window=rp.window, sizing=rp.sizing.model_dump()) | {
         "tpm": tpm, "profile": settings.profile, "cpu_model": raw_metadata["cpu_model"],
-        "load_average_before": load["before"], "load_average_after": load["after"],
         "raw_samples": raw_samples.source(raw_metadata)})
     figure = fig_recovery(arms, restart, rp.k, "swtpm, software TPM" if tpm["software"] else tpm["spec"])
     with OutputSet(paths, STAGE) as out:

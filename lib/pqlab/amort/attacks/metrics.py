@@ -12,7 +12,7 @@ from pydantic import Field
 from pqlab.amort import differential, vectors
 from pqlab.amort.attacks.summary import matrix_metrics, variant_metrics
 from pqlab.params import AttackMatrixParams
-from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.typed_metrics import LoadAverage, MetricsNode, StageMetrics, validated
 
 
 class Table6Counts(MetricsNode):
@@ -129,11 +129,6 @@ class HardeningSetup(MetricsNode):
     controller_path: str
     wire_format: str
     checkpoint_signer: str
-
-
-class LoadAverage(MetricsNode):
-    start: list[float]
-    end: list[float]
 
 
 class AttackMatrixMetrics(StageMetrics):
