@@ -66,7 +66,7 @@ def test_the_sweep_interleaves_points_and_probes_and_sizes_them(path, tmp_path):
     points = _points(tmp_path, ks)
     probes = adaptive.probe_plan(points, ks, 3, tmp_path, small=6, large=2, fsync_reps=3, sign_reps=4)
     assert probes.touched == (1, 2, 3) and probes.log_signers == ("ML-DSA-65",)
-    target = adaptive.SweepTarget(0.03, 0.95, trials=2, budget_s=2.0, min_reports=8, min_checkpoints=2)
+    target = adaptive.SweepTarget(0.03, 0.95, trials=2, budget_s=2.0, min_reports=8, min_checkpoints=2, rounds=3)
     result = adaptive.adaptive_sweep(path, points, probes, target, seed=4, n_devices=3, progress_bar=False)
     raw, plan = result.raw, result.plan
     assert set(zip(raw["scheme"], raw["k"], strict=True)) == {p.key for p in points}
@@ -79,8 +79,10 @@ def test_the_sweep_interleaves_points_and_probes_and_sizes_them(path, tmp_path):
     assert (result.path["sign_ns"] < result.path["path_ns"]).all() and (result.path["write_ns"] < 10_000).all()
     assert len(result.fsync) == 2 * 3 * 3 and set(result.fsync["touched"]) == {1, 2, 3}
     sizes = result.sizes.set_index("touched")["checkpoint_octets"]
-    # signing: 4 signatures per signer and trial over a message as long as the largest checkpoint, real ML-DSA
-    assert len(result.sign) == 4 * 2 and set(result.sign["trial"]) == {0, 1}
+    # signing over a message as long as the largest checkpoint, real ML-DSA: the pilot's 4 in the first trial, then
+    # at least 4 and as many as ML-DSA's heavy-tailed time needs for ±3 %
+    per_trial = result.sign.groupby("trial").size()
+    assert per_trial[0] == 4 and per_trial[1] >= 4
     assert set(result.sign["message_octets"]) == {int(sizes[3])} and (result.sign["ns"] > 1_000).all()
     assert sizes[1] < sizes[2] < sizes[3]
     for k, group in raw.groupby("k"):  # the sweep writes the sizes the probe appends
@@ -169,3 +171,29 @@ def test_bad_sweep_params_name_the_field(repo_root, name, value):
     data["amortisation"]["profiles"]["quick"][name] = value
     with pytest.raises(ParamsError, match=rf"amortisation\.profiles\.quick\.{name}: "):
         params.resolve(data, "quick")
+
+
+@pytest.mark.parametrize(("total", "rounds", "expected"), [(4, 8, [0, 1, 0, 1, 0, 1, 0, 1]), (10, 3, [3, 3, 4]),
+                                                           (0, 2, [0, 0]), (7, 1, [7])])
+def test_a_trials_work_is_spread_evenly_over_its_rounds(total, rounds, expected):
+    assert adaptive.spread(total, rounds) == expected
+
+
+def test_every_point_runs_in_every_round_it_has_work_for(tmp_path, monkeypatch):
+    """Rounds interleave the points: a point with at least as many checkpoints as rounds runs in each round."""
+    ks = [1, 4]
+    points = _points(tmp_path, ks)[:2]
+    probes = adaptive.probe_plan(points, ks, 2, None, small=2, large=2, fsync_reps=2)
+    target = adaptive.SweepTarget(0.03, 0.95, trials=1, budget_s=0.0, min_reports=1, min_checkpoints=3, rounds=3)
+    calls: list[tuple[int, int]] = []
+    real = sweep.run_point
+
+    def spy(path, baseline, key, keys, k, checkpoints, *args, **kwargs):
+        if kwargs.get("fixed_signature") is None:
+            calls.append((k, checkpoints))
+        return real(path, baseline, key, keys, k, checkpoints, *args, **kwargs)
+
+    monkeypatch.setattr(sweep, "run_point", spy)
+    result = adaptive.adaptive_sweep("reference", points, probes, target, seed=1, n_devices=2, progress_bar=False)
+    assert sorted(calls) == [(1, 1)] * 3 + [(4, 1)] * 3  # three rounds, one checkpoint each
+    assert (result.raw.groupby("k").size() == 3).all()

@@ -656,12 +656,15 @@ class AmortisationParams(_Strict):
     beside_half_width_pct: float = Field(default=10.0, gt=0.0, le=100.0)
     sweep_budget_s: float = Field(default=100.0, gt=0.0, le=1e6)
     max_checkpoints: int = Field(default=50_000, ge=1, le=10_000_000)  # per point and trial
+    # rounds per trial: every point and probe runs a share of its work in each, so all sample the same moments
+    sweep_rounds: int = Field(default=8, ge=1, le=1000)
     # Eq. 1's terms on the path itself, every trial: checkpoints at the smallest and the largest k (nothing signed
     # or written), appends + fsyncs of every real checkpoint size, and checkpoint signatures
     path_probe_small: int = Field(default=200, ge=2, le=1_000_000)
     path_probe_large: int = Field(default=4, ge=2, le=100_000)
     fsync_probe_reps: int = Field(default=50, ge=2, le=1_000_000)
-    sign_probe_reps: int = Field(default=50, ge=2, le=1_000_000)   # per signer and trial, on the sweep's backend
+    sign_probe_reps: int = Field(default=50, ge=2, le=1_000_000)   # per signer: the first trial's pilot, then
+    #                                                                at least this many, as many as the spread needs
     omission_trials: int = Field(default=25, ge=1, le=100_000)    # per interval and strategy (paper: 200)
     omission_strategies: tuple[Literal["declared", "trimmed"], ...] = Field(default=("declared", "trimmed"),
                                                                            min_length=1)

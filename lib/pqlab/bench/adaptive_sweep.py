@@ -4,19 +4,23 @@ Each point (baseline, k) is the mean amortised controller cost per report over a
 trial runs every point at its minimum size; after each trial the spread measured so far says how many checkpoints
 the point needs for its 95 % interval to reach the target half-width (±3 % by default), and the next trial runs that
 need spread over the trials left — within a wall-time budget: when the budget is short, every point's share above
-its minimum shrinks by the same factor. Within a trial the points and the probes run in a seeded random order, so
-slow drift of a shared machine spreads over all k instead of biasing some.
+its minimum shrinks by the same factor. Each trial runs in ``rounds`` rounds: in every round each point runs its
+share of the trial's checkpoints and each probe its share of its repetitions, in a seeded random order, so a shared
+machine whose speed changes over seconds is sampled at the same moments by every k and by the probes (one burst per
+point and trial would give each point the speed of its own moment).
 
 The probes measure Eq. 1's terms on the path itself, independently of the sweep's own timings: the controller's
 work per report and per checkpoint (ingest + checkpoint body + commit, with a fixed signature of the real length,
 nothing signed or written) at the smallest and the largest k, one append + fsync of the real checkpoint
 (``DurableLog``, as the sweep writes it) for every checkpoint size the sweep produces, and signatures by each
-signer on the sweep's backend over a message of the largest checkpoint's length — in the same trials as the points,
-so a host whose speed drifts between the cost study and the sweep feeds the model what it did during the sweep.
+signer on the sweep's backend over a message of the largest checkpoint's length, as many as the signing time's
+spread needs for the same ±half-width as the points (ML-DSA's rejection loop makes it heavy-tailed) — in the same
+rounds as the points, so a host whose speed drifts feeds the model what it did during the sweep.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import tempfile
@@ -48,6 +52,7 @@ class SweepTarget:
     min_reports: int         # per point over all trials: at least this many reports ...
     min_checkpoints: int     # ... and in every trial at least this many checkpoints
     max_checkpoints: int = 50_000  # per point and trial
+    rounds: int = 1                # per trial: every point and probe runs a share of its work in every round
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,8 @@ class ProbePlan:
     large_checkpoints: int
     fsync_reps: int
     touched: tuple[int, ...]               # devices touched by a checkpoint: 1 .. devices (sizes differ)
-    sign_reps: int = 0                     # signatures per signer and trial (0: no signing probe)
+    sign_reps: int = 0                     # signatures per signer in the first trial, at least as many in each
+                                           # later one (its spread decides the rest); 0: no signing probe
 
 
 @dataclass
@@ -133,6 +139,13 @@ def allocate(need: dict, minimum: dict, seconds_each: dict, trials_left: int, bu
         return want
     factor = max(0.0, (share - base) / extra)
     return {p: minimum[p] + int((want[p] - minimum[p]) * factor) for p in want}
+
+
+def spread(total: int, rounds: int) -> list[int]:
+    """``total`` split over ``rounds`` as evenly as whole numbers allow, the remainder at evenly spaced rounds (not
+    all at the start): 4 over 8 rounds is 0, 1, 0, 1, 0, 1, 0, 1."""
+    edges = [(i * total) // rounds for i in range(rounds + 1)]
+    return [b - a for a, b in itertools.pairwise(edges)]
 
 
 def _fixed_signature(signer: str, backend: str) -> bytes:
@@ -226,48 +239,58 @@ def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: Sw
         items += [("sign", pair) for pair in probes.signers]
     if probes.log_folder is not None:
         items += [("fsync", (s, t)) for s in probes.log_signers for t in probes.touched]
-    with progress.bar(total=target.trials * len(items), desc=desc, disable=not progress_bar) as bar:
+    rounds = max(1, target.rounds)
+    # the signing probe is sized like a point: its pilot is sign_reps per trial, then what its spread needs
+    sign_alloc = {signer: probes.sign_reps for signer, _ in probes.signers}
+    sign_values: dict[str, list[float]] = {signer: [] for signer in sign_alloc}
+    with progress.bar(total=target.trials * rounds * len(items), desc=desc, disable=not progress_bar) as bar:
         for trial in range(target.trials):
             trial_keys = sweep.epoch_keys(n_devices)
             signing = {p.baseline.scheme: SigningKey.generate(p.baseline.signer, p.baseline.backend)
                        for p in points}
+            shares = {key: spread(n, rounds) for key, n in alloc.items()}
+            path_shares = [(k, spread(n, rounds)) for k, n in ((probes.k_small, probes.small_checkpoints),
+                                                              (probes.k_large, probes.large_checkpoints))]
+            sign_shares = {signer: spread(n, rounds) for signer, n in sign_alloc.items()}
+            fsync_shares = spread(probes.fsync_reps, rounds)
             probe_s = 0.0
-            for index in rng.permutation(len(items)):
-                kind, item = items[index]
-                began = time.perf_counter()
-                if kind == "point":
-                    bar.set_postfix_str(f"trial {trial + 1}: {item.baseline.label}, k = {item.k}")
-                    rows = sweep.run_point(path, item.baseline, signing[item.baseline.scheme], trial_keys, item.k,
-                                           alloc[item.key], rng, disclosure_tag=disclosure_tag,
-                                           warmup_reports=warmup_reports)
-                    frames.append(sweep.point_frame(rows, item.baseline, item.k, trial))
-                    values[item.key].extend(r["total_ns"] / item.k / 1000.0 for r in rows)
-                    spent[item.key] += time.perf_counter() - began
-                elif kind == "path":
-                    signer, backend = item
-                    bar.set_postfix_str(f"trial {trial + 1}: path probe {signer}")
-                    sizes_here = ((probes.k_small, probes.small_checkpoints),
-                                  (probes.k_large, probes.large_checkpoints))
-                    for k, n in sizes_here:
-                        frame = _path_rows(path, signer, backend, signatures[signer], trial_keys, k, n, rng,
-                                           disclosure_tag, warmup_reports)
-                        path_frames.append(frame.assign(trial=trial))
-                elif kind == "sign":
-                    signer, backend = item
-                    bar.set_postfix_str(f"trial {trial + 1}: signing probe {signer}")
-                    largest = octets[(signer, probes.touched[-1])]
-                    ns = sign_probe(signer, backend, largest, probes.sign_reps, rng)
-                    sign_frames.append(pd.DataFrame({"signer": signer, "backend": backend, "trial": trial,
-                                                     "message_octets": largest, "ns": ns}))
-                else:
-                    signer, touched = item
-                    bar.set_postfix_str(f"trial {trial + 1}: fsync probe {signer}, {touched} device(s)")
-                    ns = fsync_probe(probes.log_folder, octets[(signer, touched)], probes.fsync_reps, rng)
-                    fsync_frames.append(pd.DataFrame({"signer": signer, "touched": touched, "trial": trial,
-                                                      "checkpoint_octets": octets[(signer, touched)], "ns": ns}))
-                if kind != "point":
-                    probe_s += time.perf_counter() - began
-                bar.update()
+            for turn in range(rounds):
+                for index in rng.permutation(len(items)):
+                    kind, item = items[index]
+                    began = time.perf_counter()
+                    if kind == "point" and shares[item.key][turn]:
+                        bar.set_postfix_str(f"trial {trial + 1}: {item.baseline.label}, k = {item.k}")
+                        rows = sweep.run_point(path, item.baseline, signing[item.baseline.scheme], trial_keys,
+                                               item.k, shares[item.key][turn], rng, disclosure_tag=disclosure_tag,
+                                               warmup_reports=warmup_reports)
+                        frames.append(sweep.point_frame(rows, item.baseline, item.k, trial))
+                        values[item.key].extend(r["total_ns"] / item.k / 1000.0 for r in rows)
+                        spent[item.key] += time.perf_counter() - began
+                    elif kind == "path":
+                        signer, backend = item
+                        bar.set_postfix_str(f"trial {trial + 1}: path probe {signer}")
+                        for k, share in path_shares:
+                            if share[turn]:
+                                frame = _path_rows(path, signer, backend, signatures[signer], trial_keys, k,
+                                                   share[turn], rng, disclosure_tag, warmup_reports)
+                                path_frames.append(frame.assign(trial=trial))
+                    elif kind == "sign" and sign_shares[item[0]][turn]:
+                        signer, backend = item
+                        bar.set_postfix_str(f"trial {trial + 1}: signing probe {signer}")
+                        largest = octets[(signer, probes.touched[-1])]
+                        ns = sign_probe(signer, backend, largest, sign_shares[signer][turn], rng)
+                        sign_values[signer].extend(ns / 1000.0)
+                        sign_frames.append(pd.DataFrame({"signer": signer, "backend": backend, "trial": trial,
+                                                         "message_octets": largest, "ns": ns}))
+                    elif kind == "fsync" and fsync_shares[turn]:
+                        signer, touched = item
+                        bar.set_postfix_str(f"trial {trial + 1}: fsync probe {signer}, {touched} device(s)")
+                        ns = fsync_probe(probes.log_folder, octets[(signer, touched)], fsync_shares[turn], rng)
+                        fsync_frames.append(pd.DataFrame({"signer": signer, "touched": touched, "trial": trial,
+                                                          "checkpoint_octets": octets[(signer, touched)], "ns": ns}))
+                    if kind != "point":
+                        probe_s += time.perf_counter() - began
+                    bar.update()
             for p in points:
                 plan_rows.append({"trial": trial, "scheme": p.baseline.scheme, "k": p.k, "checkpoints": alloc[p.key],
                                   "seconds": spent[p.key], "target_half_width_pct": 100 * p.half_width,
@@ -279,6 +302,11 @@ def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: Sw
                 each = {key: spent[key] / max(1, len(values[key])) for key in values}
                 left = target.budget_s - (time.perf_counter() - start) - probe_s * trials_left
                 alloc = allocate(need, minimum, each, trials_left, max(0.0, left), target.max_checkpoints)
+                for signer, samples in sign_values.items():
+                    short = required_checkpoints(np.asarray(samples), target.half_width, target.confidence) \
+                        - len(samples)
+                    sign_alloc[signer] = min(target.max_checkpoints,
+                                             max(probes.sign_reps, math.ceil(max(0, short) / trials_left)))
     raw = pd.concat(frames, ignore_index=True)
     raw["path"] = path
     return SweepResult(raw, pd.concat(path_frames, ignore_index=True),

@@ -70,7 +70,7 @@ def measure_sweep(settings: StudyParams, path: str, main: list[sweep.Baseline], 
                                        fsync_reps=cfg.fsync_probe_reps, sign_reps=cfg.sign_probe_reps)
     target = adaptive_sweep.SweepTarget(cfg.target_half_width_pct / 100, cfg.confidence, cfg.trials,
                                         cfg.sweep_budget_s, cfg.min_reports, cfg.min_checkpoints,
-                                        cfg.max_checkpoints)
+                                        cfg.max_checkpoints, cfg.sweep_rounds)
     return adaptive_sweep.adaptive_sweep(path, points, probes, target, trials.derive_seed(settings.seed, "sweep"),
                                          n_devices=cfg.devices, disclosure_tag=cfg.disclosure_tag,
                                          warmup_reports=cfg.warmup_reports, progress_bar=progress)
