@@ -83,6 +83,9 @@ def test_the_sweep_interleaves_points_and_probes_and_sizes_them(path, tmp_path):
     # at least 4 and as many as ML-DSA's heavy-tailed time needs for ±3 %
     per_trial = result.sign.groupby("trial").size()
     assert per_trial[0] == 4 and per_trial[1] >= 4
+    # each signature of the logged signer is followed by an append of a real checkpoint, every size in turn
+    assert set(result.sign["touched"]) == {1, 2, 3} and (result.sign["append_ns"] > 0).all()
+    assert set(zip(result.sign["touched"], result.sign["checkpoint_octets"], strict=True)) == set(sizes.items())
     assert set(result.sign["message_octets"]) == {int(sizes[3])} and (result.sign["ns"] > 1_000).all()
     assert sizes[1] < sizes[2] < sizes[3]
     for k, group in raw.groupby("k"):  # the sweep writes the sizes the probe appends

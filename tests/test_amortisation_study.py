@@ -151,20 +151,22 @@ def test_the_path_terms_come_from_the_probes_not_from_the_sweep(project):
         slope = (large - small) / (max(cfg.intervals) - min(cfg.intervals))
         assert terms[scheme].per_report_us == pytest.approx(slope)
         assert terms[scheme].per_checkpoint_us == pytest.approx(small - slope * min(cfg.intervals))
-        # the signature from the signing probe in the sweep's trials; the cost study's mean kept beside it
+        # the signature from the checkpoint probe in the sweep's rounds; the cost study's mean kept beside it
         signed = result.data["sign_probe"]
-        signed = signed.loc[signed["signer"] == base.signer, "ns"]
-        assert len(signed) == cfg.sign_probe_reps * cfg.trials
-        assert terms[scheme].c_sign_us == pytest.approx(signed.mean() / 1000.0)
+        signed = signed[signed["signer"] == base.signer]
+        assert (signed["trial"] == 0).sum() == cfg.sign_probe_reps  # the pilot
+        assert terms[scheme].c_sign_us == pytest.approx(signed["ns"].mean() / 1000.0)
         assert terms[scheme].c_sign_cost_study_us == means[scheme].c_sign
-        if base.durable_log:
+        if base.durable_log:  # C_fsync: the append right after a signature; the back-to-back probe beside it
             touched = sorted({min(k, cfg.devices) for k in cfg.intervals})
-            assert sorted(terms[scheme].fsync_us) == touched
-            mine = fsync[fsync["signer"] == base.signer]
+            assert sorted(terms[scheme].fsync_us) == sorted(terms[scheme].fsync_back_to_back_us) == touched
             assert terms[scheme].fsync_us[touched[-1]] == pytest.approx(
+                signed.loc[signed["touched"] == touched[-1], "append_ns"].mean() / 1000)
+            mine = fsync[fsync["signer"] == base.signer]
+            assert terms[scheme].fsync_back_to_back_us[touched[-1]] == pytest.approx(
                 mine.loc[mine["touched"] == touched[-1], "ns"].mean() / 1000)
         else:
-            assert terms[scheme].fsync_us == {}
+            assert terms[scheme].fsync_us == {} == terms[scheme].fsync_back_to_back_us
         # the probe appends what the sweep writes: checkpoints of the sizes the sweep produced
         sweep_sizes = set(result.data["sweep"].query("scheme == @scheme")["checkpoint_octets"])
         assert sweep_sizes <= set(terms[scheme].octets.values())

@@ -115,6 +115,7 @@ class PathInputs(MetricsNode):
     c_sign_us: float
     c_sign_cost_study_us: float
     c_fsync_us_by_devices: dict[str, float]
+    c_fsync_back_to_back_us_by_devices: dict[str, float]
     checkpoint_octets_by_devices: dict[str, int]
     sources: dict[str, str]
 

@@ -190,21 +190,43 @@ def fsync_probe(folder: Path, octets: int, reps: int, rng: np.random.Generator, 
     return samples
 
 
-def sign_probe(signer: str, backend: str, octets: int, reps: int, rng: np.random.Generator,
-               warmup: int = 2) -> np.ndarray:
-    """``reps`` times (ns) of one checkpoint signature by a fresh ``signer`` key on ``backend`` over an
-    ``octets``-long message, as the sweep's checkpoints call it."""
+def checkpoint_probe(signer: str, backend: str, octets: int, reps: int, rng: np.random.Generator,
+                     log_folder: Path | None = None, sizes: tuple[tuple[int, int], ...] = (), start: int = 0,
+                     warmup: int = 2) -> pd.DataFrame:
+    """``reps`` checkpoint signatures by a fresh ``signer`` key on ``backend`` over an ``octets``-long message
+    (``ns``), as the sweep's checkpoints call it; with a ``log_folder``, each followed — as in the sweep — by one
+    ``DurableLog.append`` of a real checkpoint (``append_ns``; ``sizes``: (devices touched, octets), taken in turn
+    from the ``start``-th, so successive calls cover every size)
+    into a fresh log there (removed afterwards). An fsync right after a signature is what the sweep pays; on this VM
+    it costs several times a back-to-back fsync (:func:`fsync_probe`)."""
     key = SigningKey.generate(signer, backend)
     message = rng.bytes(octets)
     clock = time.perf_counter_ns
-    samples = np.empty(reps, dtype=np.int64)
-    for _ in range(warmup):
-        key.signer.sign(key.secret, message, fastpath.CHECKPOINT_CONTEXT)
-    for i in range(reps):
-        start = clock()
-        key.signer.sign(key.secret, message, fastpath.CHECKPOINT_CONTEXT)
-        samples[i] = clock() - start
-    return samples
+    rows = []
+    log, name = None, None
+    if log_folder is not None:
+        handle, name = tempfile.mkstemp(dir=log_folder, prefix=".amort-checkpoint-probe-", suffix=".log")
+        os.close(handle)
+        log = DurableLog(name)
+    entries = {touched: rng.bytes(size) for touched, size in sizes}
+    try:
+        for i in range(warmup + reps):
+            start = clock()
+            key.signer.sign(key.secret, message, fastpath.CHECKPOINT_CONTEXT)
+            signed = clock()
+            row = {"ns": signed - start}
+            if log is not None:
+                touched, size = sizes[(start + i - warmup) % len(sizes)]
+                before = clock()
+                log.append(entries[touched])
+                row |= {"touched": touched, "checkpoint_octets": size, "append_ns": clock() - before}
+            if i >= warmup:
+                rows.append(row)
+    finally:
+        if log is not None:
+            log.close()
+            Path(name).unlink(missing_ok=True)
+    return pd.DataFrame(rows)
 
 
 def _path_rows(path: str, signer: str, backend: str, signature: bytes, keys: dict[bytes, bytes], k: int,
@@ -278,10 +300,15 @@ def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: Sw
                         signer, backend = item
                         bar.set_postfix_str(f"trial {trial + 1}: signing probe {signer}")
                         largest = octets[(signer, probes.touched[-1])]
-                        ns = sign_probe(signer, backend, largest, sign_shares[signer][turn], rng)
-                        sign_values[signer].extend(ns / 1000.0)
-                        sign_frames.append(pd.DataFrame({"signer": signer, "backend": backend, "trial": trial,
-                                                         "message_octets": largest, "ns": ns}))
+                        logged = signer in probes.log_signers and probes.log_folder is not None
+                        frame = checkpoint_probe(
+                            signer, backend, largest, sign_shares[signer][turn], rng,
+                            probes.log_folder if logged else None,
+                            tuple((t, octets[(signer, t)]) for t in probes.touched) if logged else (),
+                            start=len(sign_values[signer]))
+                        sign_values[signer].extend(frame["ns"] / 1000.0)
+                        sign_frames.append(frame.assign(signer=signer, backend=backend, trial=trial,
+                                                        message_octets=largest))
                     elif kind == "fsync" and fsync_shares[turn]:
                         signer, touched = item
                         bar.set_postfix_str(f"trial {trial + 1}: fsync probe {signer}, {touched} device(s)")
@@ -313,7 +340,8 @@ def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: Sw
                        pd.concat(fsync_frames, ignore_index=True) if fsync_frames else pd.DataFrame(
                            columns=["signer", "touched", "trial", "checkpoint_octets", "ns"]),
                        pd.concat(sign_frames, ignore_index=True) if sign_frames else pd.DataFrame(
-                           columns=["signer", "backend", "trial", "message_octets", "ns"]),
+                           columns=["signer", "backend", "trial", "message_octets", "ns", "touched",
+                                    "checkpoint_octets", "append_ns"]),
                        sizes, pd.DataFrame(plan_rows), time.perf_counter() - start, target.budget_s)
 
 

@@ -86,6 +86,8 @@ def eq1_inputs_block(means: dict[str, eq1.CostInputs], path: dict[str, models.Pa
                           "per_checkpoint_us": round(t.per_checkpoint_us, 3), "c_sign_us": round(t.c_sign_us, 3),
                           "c_sign_cost_study_us": round(t.c_sign_cost_study_us, 3),
                           "c_fsync_us_by_devices": {f"d{d}": round(v, 3) for d, v in t.fsync_us.items()},
+                          "c_fsync_back_to_back_us_by_devices": {f"d{d}": round(v, 3)
+                                                                 for d, v in t.fsync_back_to_back_us.items()},
                           "checkpoint_octets_by_devices": {f"d{d}": v for d, v in t.octets.items()},
                           "sources": t.sources} for s, t in path.items()},
     }

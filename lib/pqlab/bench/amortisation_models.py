@@ -3,8 +3,9 @@
 The sweep measures a mean (all controller time over all reports), so both model curves are fed means: Eq. 1 **as
 published** (the cost study's means: C_mac + C_leaf from Table I's rows, Table I's signature, a 4 KiB write+fsync)
 and Eq. 1 with **the path's own terms**, every term probed in the sweep's own trials (the controller path's work
-per report and per checkpoint from the path probe, the signature from the signing probe, and the append + fsync of
-the real checkpoint of each k from the fsync probe). The median relative error of each gets a two-level bootstrap
+per report and per checkpoint from the path probe, the signature from the checkpoint probe, and the append + fsync
+of the real checkpoint of each k right after a signature, as the sweep does it, from the same probe; the
+back-to-back fsync probe is kept beside it). The median relative error of each gets a two-level bootstrap
 interval (see :func:`median_error_ci`).
 """
 
@@ -23,7 +24,7 @@ from pqlab.errors import StudyInputError
 
 PUBLISHED, PATH = "as_published", "path_terms"
 MODELS = {PUBLISHED: "Eq. 1 as published (Table I rows, 4 KiB fsync; cost-study means)",
-          PATH: "Eq. 1 with the path's own terms (path, signing and real-size fsync probes in the sweep's trials)"}
+          PATH: "Eq. 1 with the path's own terms (path and checkpoint probes in the sweep's rounds)"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class PathTerms:
     octets: dict[int, int] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     c_sign_cost_study_us: float | None = None   # the cost study's mean, beside the probe's
+    fsync_back_to_back_us: dict[int, float] = field(default_factory=dict)  # the back-to-back fsync probe, beside
 
     def fsync_at(self, k: np.ndarray) -> np.ndarray:
         """C_fsync at interval ``k``: the probe of the checkpoint size a batch of k reports produces."""
@@ -62,7 +64,8 @@ def path_terms(path_rows: pd.DataFrame, fsync_rows: pd.DataFrame, sign_rows: pd.
                k_large: int) -> dict[str, PathTerms]:
     """Per baseline: the path's per-report cost (slope of the probe's mean checkpoint time between ``k_small`` and
     ``k_large``), its per-checkpoint cost (the intercept), the signing probe's mean signature (the cost study's
-    mean beside it) and the fsync probe's mean per checkpoint size."""
+    mean beside it) and the checkpoint probe's mean append + fsync after a signature per checkpoint size (the
+    back-to-back fsync probe's beside it)."""
     if k_large <= k_small:
         raise StudyInputError(f"the path probe needs two intervals, got {k_small} and {k_large}",
                               field="amortisation.intervals")
@@ -76,20 +79,27 @@ def path_terms(path_rows: pd.DataFrame, fsync_rows: pd.DataFrame, sign_rows: pd.
         slope = (large - small) / (k_large - k_small)
         fsync, octets = {}, {}
         mine = sizes[sizes["signer"] == base.signer]
-        if base.durable_log:
-            probe = fsync_rows[fsync_rows["signer"] == base.signer]
-            fsync = {int(t): float(g["ns"].mean()) / 1000.0 for t, g in probe.groupby("touched")}
-        octets = {int(r.touched): int(r.checkpoint_octets) for r in mine.itertuples()}
         signed = sign_rows[sign_rows["signer"] == base.signer]
         if signed.empty:
             raise StudyInputError(f"no signing probe for {base.signer}", field=f"amortisation.baselines.{scheme}")
+        back_to_back = {}
+        if base.durable_log:
+            probe = fsync_rows[fsync_rows["signer"] == base.signer]
+            back_to_back = {int(t): float(g["ns"].mean()) / 1000.0 for t, g in probe.groupby("touched")}
+            appended = signed.dropna(subset=["append_ns"]) if "append_ns" in signed else signed.iloc[:0]
+            if appended.empty:
+                raise StudyInputError(f"no append after a signature for {base.signer}'s durable log",
+                                      field=f"amortisation.baselines.{scheme}")
+            fsync = {int(t): float(g["append_ns"].mean()) / 1000.0 for t, g in appended.groupby("touched")}
+        octets = {int(r.touched): int(r.checkpoint_octets) for r in mine.itertuples()}
         out[scheme] = PathTerms(
             base.label, slope, small - slope * k_small, float(signed["ns"].mean()) / 1000.0, fsync, octets,
-            c_sign_cost_study_us=means[scheme].c_sign,
+            c_sign_cost_study_us=means[scheme].c_sign, fsync_back_to_back_us=back_to_back,
             sources={"per_report": f"path probe, {base.signer}: mean checkpoint time at k = {k_small} and {k_large}",
                      "c_sign": f"signing probe, {base.signer} [{signed['backend'].iloc[0]}]: mean of {len(signed)} "
                                f"signatures in the sweep's trials",
-                     "c_fsync": "fsync probe: DurableLog.append of the real checkpoint, mean" if fsync else "none"})
+                     "c_fsync": "checkpoint probe: DurableLog.append of the real checkpoint right after a signature, "
+                                "mean" if fsync else "none"})
     return out
 
 
