@@ -84,7 +84,7 @@ bench: setup
 SANITIZE_CORES := amort thread cycle symmetric
 AMORT_NATIVE   := lib/pqlab/amort/native
 THREAD_CORE    := lib/pqlab/thread
-BENCH_C        := lib/pqlab/bench
+BENCH_C        := lib/pqlab/experiments
 SAN_DIR    := build/sanitize
 SAN_CFLAGS := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
               -Wall -Wextra -Werror
@@ -156,7 +156,7 @@ sanitize-cycle: setup
 	$(CC) $(SAN_CFLAGS) -D_GNU_SOURCE -shared -fPIC $(SAN_PYINC) -I$(BENCH_C) -I$(BENCH_C)/cycle -I$(AMORT_NATIVE) \
 	  $$(pkg-config --cflags libcrypto) $(BENCH_C)/cycle/cycle_module.c $(BENCH_C)/cycle/cycle_core.c \
 	  $(BENCH_C)/cycle/cycle_evidence.c $(AMORT_NATIVE)/amort_core.c -o $(SAN_DIR)/_cycle.so $$(pkg-config --libs libcrypto)
-	$(SAN_ENV) PQLAB_CYCLE_LIB=$(abspath $(SAN_DIR)/_cycle.so) $(BIN)/python -c 'from pqlab.bench import _cycle, \
+	$(SAN_ENV) PQLAB_CYCLE_LIB=$(abspath $(SAN_DIR)/_cycle.so) $(BIN)/python -c 'from pqlab.experiments import _cycle, \
 	  control_cycle; assert "$(SAN_DIR)" in _cycle.__file__, _cycle.__file__; print("sanitized build:", _cycle.__file__)' \
 	  2>>$(SAN_DIR)/cycle.log || $(call san_fail,$(SAN_DIR)/cycle.log)
 	$(SAN_RETRY) $(SAN_DIR)/cycle.log $(SAN_ENV) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
@@ -173,7 +173,7 @@ sanitize-symmetric: setup
 	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) -I$(BENCH_C) -I$(BENCH_C)/symmetric $$(pkg-config --cflags libcrypto) \
 	  $(BENCH_C)/symmetric/_symmetric.c $(BENCH_C)/symmetric/sym_timing.c -o $(SAN_DIR)/_symmetric.so \
 	  $$(pkg-config --libs libcrypto)
-	$(SAN_ENV) PQLAB_SYMMETRIC_LIB=$(abspath $(SAN_DIR)/_symmetric.so) $(BIN)/python -c 'from pqlab.bench import \
+	$(SAN_ENV) PQLAB_SYMMETRIC_LIB=$(abspath $(SAN_DIR)/_symmetric.so) $(BIN)/python -c 'from pqlab.experiments import \
 	  symmetric_timing as s; ok, what = s.status(); assert ok and "$(SAN_DIR)" in s.load().__file__, what; \
 	  print("sanitized build:", s.load().__file__)' 2>>$(SAN_DIR)/symmetric.log || $(call san_fail,$(SAN_DIR)/symmetric.log)
 	$(SAN_RETRY) $(SAN_DIR)/symmetric.log $(SAN_ENV) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \

@@ -8,8 +8,8 @@ import subprocess
 from setuptools import Extension, setup
 
 AMORT = "lib/pqlab/amort/native"
-CYCLE = "lib/pqlab/bench/cycle"
-SYMMETRIC = "lib/pqlab/bench/symmetric"
+CYCLE = "lib/pqlab/experiments/cycle"
+SYMMETRIC = "lib/pqlab/experiments/symmetric"
 
 
 def libcrypto_flags() -> tuple[list[str], list[str]]:
@@ -45,22 +45,22 @@ setup(
         ),
         Extension(
             # the control-cycle loop calls the native device path (amort_core.c) directly, compiled in
-            "pqlab.bench._cycle",
+            "pqlab.experiments._cycle",
             sources=[f"{CYCLE}/cycle_module.c", f"{CYCLE}/cycle_core.c", f"{CYCLE}/cycle_evidence.c",
                      f"{AMORT}/amort_core.c"],
             depends=[f"{CYCLE}/cycle_core.h", f"{CYCLE}/cycle_evidence.h", f"{AMORT}/amort_core.h",
-                     "lib/pqlab/bench/bench_binding.h"],
-            include_dirs=[CYCLE, AMORT, "lib/pqlab/bench"],
+                     "lib/pqlab/experiments/experiment_binding.h"],
+            include_dirs=[CYCLE, AMORT, "lib/pqlab/experiments"],
             define_macros=[("_GNU_SOURCE", None)],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", *CRYPTO_CFLAGS],
             extra_link_args=CRYPTO_LIBS,
         ),
         Extension(
             # Table I's symmetric rows timed in a C loop over libcrypto (the costs stage)
-            "pqlab.bench._symmetric",
+            "pqlab.experiments._symmetric",
             sources=[f"{SYMMETRIC}/_symmetric.c", f"{SYMMETRIC}/sym_timing.c"],
-            depends=[f"{SYMMETRIC}/sym_timing.h", "lib/pqlab/bench/bench_binding.h"],
-            include_dirs=[SYMMETRIC, "lib/pqlab/bench"],
+            depends=[f"{SYMMETRIC}/sym_timing.h", "lib/pqlab/experiments/experiment_binding.h"],
+            include_dirs=[SYMMETRIC, "lib/pqlab/experiments"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", *CRYPTO_CFLAGS],
             extra_link_args=CRYPTO_LIBS,
         ),

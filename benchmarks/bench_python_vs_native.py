@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from pqlab import crypto, machine
-from pqlab.bench.harness import empty_call_overhead_ns, time_calls
+from pqlab.experiments.harness import empty_call_overhead_ns, time_calls
 from pqlab.io import write_json
 
 HERE = Path(__file__).resolve().parent

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pqlab import machine, params
 from pqlab.amort.fastpath import PATHS, native_status
-from pqlab.bench import scaling
+from pqlab.experiments import scaling
 from pqlab.io import write_json
 from pqlab.studies.raw_samples import load_average
 

@@ -21,7 +21,7 @@ def _refused(call, *args) -> None:
 
 
 def exercise_cycle(rounds: int) -> None:
-    from pqlab.bench import _cycle
+    from pqlab.experiments import _cycle
 
     cpu = max(os.sched_getaffinity(0))
     spec = (2, b"k" * 32, b"s" * 32, 64, b"d" * 8, 1, b"g" * 32, 1, 16)
@@ -46,7 +46,7 @@ def exercise_cycle(rounds: int) -> None:
 
 
 def exercise_symmetric(rounds: int) -> None:
-    from pqlab.bench import _symmetric
+    from pqlab.experiments import _symmetric
 
     for _ in range(rounds):
         for op in range(len(_symmetric.op_names())):

@@ -14,7 +14,7 @@ from pqlab import io, params
 from pqlab.amort import fastpath, trials
 from pqlab.amort.lab import KeySet
 from pqlab.analysis import amortisation as amortisation_analysis
-from pqlab.bench import amortisation as sweep
+from pqlab.experiments import amortisation as sweep
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import amortisation, costs

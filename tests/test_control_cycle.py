@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from pqlab.analysis import control_cycle as cycle_analysis
-from pqlab.bench import _cycle, control_cycle
+from pqlab.experiments import _cycle, control_cycle
 from pqlab.errors import CycleError
 from pqlab.params import ControlCycleParams, CycleConfiguration
 

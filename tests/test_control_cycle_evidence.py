@@ -10,7 +10,7 @@ import pytest
 
 from pqlab.amort.fastpath import open_controller, open_device
 from pqlab.amort.messages import Report
-from pqlab.bench import _cycle, control_cycle
+from pqlab.experiments import _cycle, control_cycle
 from pqlab.errors import CycleError
 from pqlab.params import ControlCycleParams, CycleConfiguration
 

@@ -9,7 +9,7 @@ import pytest
 
 from pqlab import crypto, io, params
 from pqlab.amort import native
-from pqlab.bench import costs
+from pqlab.experiments import costs
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import costs as costs_study
@@ -115,7 +115,7 @@ def test_slow_operations_are_the_papers_two():
 
 
 def test_table1_symmetric_rows_are_timed_in_c_with_python_beside_them(result):
-    from pqlab.bench import symmetric_timing
+    from pqlab.experiments import symmetric_timing
 
     settings, paths, run = result
     ok, why = symmetric_timing.status()

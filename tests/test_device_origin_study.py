@@ -10,7 +10,7 @@ import pytest
 from pqlab import io, params
 from pqlab.amort import chain
 from pqlab.amort.messages import Disclosure
-from pqlab.bench import device_origin as bench
+from pqlab.experiments import device_origin as experiment
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import device_origin as study
@@ -38,7 +38,7 @@ def test_every_audit_level_is_measured_at_every_k(run):
     assert sorted(auditor["k"].unique()) == list(cfg.k_values)
     counts = auditor.groupby(["k", "component"]).size()
     assert (counts == cfg.trials * cfg.reps).all()
-    assert set(auditor["component"]) == set(bench.COMPONENTS)
+    assert set(auditor["component"]) == set(experiment.COMPONENTS)
     assert (auditor["us_per_report"] > 0).all()
     lines = {line.get_label() for line in result.figure.axes[0].get_lines()}
     assert {"(a) log only", "(b) chain, independent traversal", "(b) chain, in-order traversal",
@@ -58,7 +58,7 @@ def test_independent_traversal_hashes_j_steps_and_in_order_one(run, tmp_path, mo
         return original(key)
 
     for k in settings.device_origin.k_values[:2]:
-        interval = bench.build_interval(k, settings, 0, tmp_path)
+        interval = experiment.build_interval(k, settings, 0, tmp_path)
         keys = [Disclosure.decode(d).key for d in interval.disclosures]
         monkeypatch.setattr(chain, "step", counting)
         steps["n"] = 0

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pqlab import cli, io
-from pqlab.bench import image, image_runs
+from pqlab.experiments import image, image_runs
 from pqlab.errors import InputInvalidError
 from tests import faults
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from pqlab import io, params
-from pqlab.bench import image
-from pqlab.bench.image import ImageError
+from pqlab.experiments import image
+from pqlab.experiments.image import ImageError
 from pqlab.paths import ProjectPaths
 from pqlab.report import collect, load_reference
 from pqlab.studies import full_image, image_tree

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from pqlab.bench.harness import empty_call_overhead_ns, time_calls
+from pqlab.experiments.harness import empty_call_overhead_ns, time_calls
 from pqlab.errors import ParamsError
 
 

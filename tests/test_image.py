@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pqlab.bench import image, image_tree, pagecache
+from pqlab.experiments import image, image_tree, pagecache
 
 SHAPE = image_tree.TreeShape(files=120, total_bytes=3_000_000, size_sigma=2.0, directories=15)
 

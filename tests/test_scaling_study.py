@@ -174,7 +174,7 @@ def test_bad_scaling_params_name_the_field(repo_root, override, field):
 
 
 def test_worker_reads_its_own_memory_and_fails_with_a_coded_error(tmp_path):
-    from pqlab.bench import controller_worker, scaling
+    from pqlab.experiments import controller_worker, scaling
     from pqlab.errors import MeasurementError
 
     memory = controller_worker.memory_kib()
@@ -188,7 +188,7 @@ def test_worker_reads_its_own_memory_and_fails_with_a_coded_error(tmp_path):
 
 def test_the_worker_runs_in_its_own_session(monkeypatch):
     """So a Ctrl-C in a notebook reaches the study only, which kills the worker (subprocess.run) and stops."""
-    from pqlab.bench import scaling
+    from pqlab.experiments import scaling
 
     monkeypatch.setattr(scaling, "WORKER", "tests.session_probe")  # the same launch, a child that reports its ids
     child = scaling.run_worker({"n": 1})
@@ -196,7 +196,7 @@ def test_the_worker_runs_in_its_own_session(monkeypatch):
 
 
 def test_rekeying_is_decomposed_into_its_parts(run):
-    from pqlab.bench import rekey_parts
+    from pqlab.experiments import rekey_parts
 
     _, paths, result = run
     rows = result.data["rekey"]
@@ -219,7 +219,7 @@ def test_rekey_parts_time_the_real_exchange_messages():
     from pqlab.amort.controller import Controller, ControllerConfig
     from pqlab.amort.device import Device
     from pqlab.amort.identity import KEM_ALGORITHM, CertificateAuthority, PublicKey, new_kem_keypair
-    from pqlab.bench import rekey_parts
+    from pqlab.experiments import rekey_parts
     from pqlab.crypto import get_kem
 
     ca = CertificateAuthority(SigningKey.generate("ML-DSA-65"))

@@ -16,16 +16,16 @@ from pathlib import Path
 from pqlab.amort import chain, fastpath_base, profile
 from pqlab.amort.errors import Code
 from pqlab.amort.messages import HASH, ID_OCTETS, RECORD_LAYOUT, RECORD_OCTETS, TAG_LENGTHS, Record
-from pqlab.bench import symmetric_timing
+from pqlab.experiments import symmetric_timing
 from pqlab.thread import model, plan_check
 
 LIB = Path(__file__).resolve().parent.parent / "lib" / "pqlab"
 AMORT_H = LIB / "amort" / "native" / "amort_core.h"
 AMORT_C = LIB / "amort" / "native" / "amort_core.c"
 SIM_H = LIB / "thread" / "sim_core.h"
-SYM_H = LIB / "bench" / "symmetric" / "sym_timing.h"
-SYM_C = LIB / "bench" / "symmetric" / "sym_timing.c"
-EVIDENCE_H = LIB / "bench" / "cycle" / "cycle_evidence.h"
+SYM_H = LIB / "experiments" / "symmetric" / "sym_timing.h"
+SYM_C = LIB / "experiments" / "symmetric" / "sym_timing.c"
+EVIDENCE_H = LIB / "experiments" / "cycle" / "cycle_evidence.h"
 
 
 def _source(path: Path) -> str:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pqlab.bench import symmetric_timing as sym
+from pqlab.experiments import symmetric_timing as sym
 from pqlab.errors import SymmetricTimingError
 
 OK, WHY = sym.status()

@@ -11,7 +11,7 @@ import yaml
 
 from pqlab import cli, io, params
 from pqlab.amort import amortisation as eq1
-from pqlab.bench.scaling import checkpoint_octets
+from pqlab.experiments.scaling import checkpoint_octets
 from pqlab.case.configurations import case_message_sizes, table1_config
 from pqlab.case.device_compute import device_pq_ms, load_cycles
 from pqlab.paths import ProjectPaths

@@ -19,9 +19,9 @@ The error convention of pqlab:
 * **Simulator failures are SimulationError**, whose code is the name of a ``sim_status`` value returned by the
   Thread simulator's C core (``lib/pqlab/thread/sim_core.h``, with a strerror-like table mapped by the binding).
 * **Control-cycle harness failures are CycleError**; when its C loop refuses an argument or fails, the code is the
-  name of the ``pq_cycle_status`` value (``lib/pqlab/bench/cycle/cycle_core.h``) and the field names the argument.
+  name of the ``pq_cycle_status`` value (``lib/pqlab/experiments/cycle/cycle_core.h``) and the field names the argument.
 * **Symmetric-timing loop failures are SymmetricTimingError**; when its C loop refuses an argument or fails, the code
-  is the name of the ``sym_status`` value (``lib/pqlab/bench/symmetric/sym_timing.h``) and the field names the
+  is the name of the ``sym_status`` value (``lib/pqlab/experiments/symmetric/sym_timing.h``) and the field names the
   argument.
 * Control flow never depends on catching KeyError.
 """

@@ -89,7 +89,7 @@ class CostsParams(_Strict):
     native_batches: int = Field(default=50, ge=0, le=100_000)
     native_iterations: int = Field(default=2000, ge=1, le=10_000_000)
     # Table I's symmetric rows timed in a C loop over libcrypto: per trial ``reps`` samples, each the mean of
-    # c_loop_batch back-to-back calls minus the loop's own cost (pqlab.bench.symmetric_timing)
+    # c_loop_batch back-to-back calls minus the loop's own cost (pqlab.experiments.symmetric_timing)
     c_loop_batch: int = Field(default=16, ge=1, le=1 << 24)
 
 

@@ -11,8 +11,8 @@ import pandas as pd
 from scipy import stats
 
 from pqlab.amort import amortisation as eq1
-from pqlab.bench import amortisation as sweep
-from pqlab.bench import amortisation_metrics as report
+from pqlab.experiments import amortisation as sweep
+from pqlab.experiments import amortisation_metrics as report
 from pqlab.errors import StudyInputError
 from pqlab.params import AmortisationParams, StudyParams
 from pqlab.stats import median_ci

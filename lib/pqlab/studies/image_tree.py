@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pqlab import machine
-from pqlab.bench import image_tree
+from pqlab.experiments import image_tree
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from pqlab import machine
-from pqlab.bench import control_cycle
+from pqlab.experiments import control_cycle
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pqlab import crypto, machine
-from pqlab.bench import costs
+from pqlab.experiments import costs
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pqlab import machine
 from pqlab.amort.fastpath import resolve_controller_path
-from pqlab.bench import device_origin as bench
+from pqlab.experiments import device_origin as experiment
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
@@ -20,16 +20,16 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     paths.check_writable(paths.raw)
     load_before = raw_samples.load_average()
     resolved = resolve_controller_path(settings.amort.controller_path)
-    auditor, delays = bench.measure_auditor(settings, paths.raw, progress=progress)
-    tags = bench.measure_controller_tags(settings, resolved.path, paths.raw, progress=progress)
-    samples, builds = bench.measure_prover(settings, resolved.path, progress=progress)
+    auditor, delays = experiment.measure_auditor(settings, paths.raw, progress=progress)
+    tags = experiment.measure_controller_tags(settings, resolved.path, paths.raw, progress=progress)
+    samples, builds = experiment.measure_prover(settings, resolved.path, progress=progress)
     for frame in (auditor, tags, samples, builds):
         frame["controller_path"] = resolved.path
     metadata = machine.run_metadata() | {
         "controller_path_requested": settings.amort.controller_path, "controller_path": resolved.path,
         "controller_path_reason": resolved.reason, "device_path": resolved.path,
         "auditor_path": "reference (pqlab.amort.auditor.ColdAuditor)", "profile": settings.profile,
-        "components": list(bench.COMPONENTS)}
+        "components": list(experiment.COMPONENTS)}
     frames = {"device_origin_auditor.parquet": auditor, "device_origin_delays.parquet": delays,
               "device_origin_tags.parquet": tags, "device_origin_prover.parquet": samples,
               "device_origin_chain_setup.parquet": builds}

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from pqlab import machine
-from pqlab.bench import image, image_runs, image_tree
+from pqlab.experiments import image, image_runs, image_tree
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pqlab import machine
 from pqlab.amort.fastpath import resolve_controller_path
-from pqlab.bench import isolation, scaling
+from pqlab.experiments import isolation, scaling
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples

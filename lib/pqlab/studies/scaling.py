@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from pqlab.analysis import scaling as analysis
-from pqlab.bench import isolation, rekey_parts, scaling
+from pqlab.experiments import isolation, rekey_parts, scaling
 from pqlab.figures.scaling import fig_scaling
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths

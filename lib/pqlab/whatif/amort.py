@@ -24,9 +24,9 @@ from pqlab import crypto, io
 from pqlab.amort import amortisation as eq1
 from pqlab.amort import fastpath, native
 from pqlab.analysis import costs as cost_analysis
-from pqlab.bench import costs
-from pqlab.bench.harness import empty_call_overhead_ns
-from pqlab.bench.scaling import checkpoint_octets
+from pqlab.experiments import costs
+from pqlab.experiments.harness import empty_call_overhead_ns
+from pqlab.experiments.scaling import checkpoint_octets
 from pqlab.case import algorithms as case_algorithms
 from pqlab.errors import ParamsError, PqlabError
 from pqlab.params import StudyParams

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from pqlab.bench import image
+from pqlab.experiments import image
 
 
 def _row(condition: str, rep: int, m: image.Measurement, **extra: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-/* CPython binding of the control-cycle harness: pqlab.bench._cycle (the loop runs with the GIL released).
+/* CPython binding of the control-cycle harness: pqlab.experiments._cycle (the loop runs with the GIL released).
  *
  * Every integer argument is range-checked as a Python int before any conversion (no wrapping "I"/"K" formats),
  * every buffer size is checked before it is computed, no C API call is made with an exception pending, and
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench_binding.h"
+#include "experiment_binding.h"
 #include "cycle_core.h"
 #include "cycle_evidence.h"
 

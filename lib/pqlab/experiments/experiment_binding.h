@@ -1,4 +1,4 @@
-/* Shared by the bench bindings (_cycle, _symmetric): raising a typed pqlab error with keyword arguments, and
+/* Shared by the experiment bindings (_cycle, _symmetric): raising a typed pqlab error with keyword arguments, and
  * range-checked integer arguments — a Python int of any size is compared with the bounds before any conversion, so
  * nothing wraps; a failure raises through the binding's own typed error. */
 #ifndef PQLAB_BENCH_BINDING_H

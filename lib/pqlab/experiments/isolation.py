@@ -22,7 +22,7 @@ from pqlab.amort.fastpath import CHECKPOINT_CONTEXT, NO_EXPIRY, BatchController
 from pqlab.amort.fleet import Fleet, batches, report_rounds
 from pqlab.amort.identity import KEM_ALGORITHM, CertificateAuthority, PublicKey, SigningKey, new_kem_keypair
 from pqlab.amort.messages import Checkpoint
-from pqlab.bench import rekey_parts
+from pqlab.experiments import rekey_parts
 from pqlab.crypto import get_kem
 from pqlab.params import StudyParams
 
@@ -100,7 +100,7 @@ def rekey(settings: StudyParams, fleet: Fleet, batch: BatchController, members: 
     """Re-key ``members``: the reference controller opens epoch 2 with a real ML-KEM-768 exchange (encapsulation,
     EPOCH_CONFIRM check, key derivation, signed EPOCH_OPEN); the device decapsulates and accepts; the new K_evid
     goes to the batch controller. Only the controller's two steps are timed. Returns (timings, each member's
-    first report in the new epoch). Each identity's parts (:mod:`pqlab.bench.rekey_parts`) are timed after its
+    first report in the new epoch). Each identity's parts (:mod:`pqlab.experiments.rekey_parts`) are timed after its
     exchange on the same messages and keys, and the batch controller's register_epoch is timed as the policy-state
     update."""
     cfg = settings.scaling

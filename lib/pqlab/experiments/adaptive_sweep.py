@@ -36,7 +36,7 @@ from pqlab import progress
 from pqlab.amort import fastpath
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.identity import SigningKey
-from pqlab.bench import amortisation as sweep
+from pqlab.experiments import amortisation as sweep
 
 PATH_PHASES = ("ingest_ns", "body_ns", "commit_ns")  # the path's own work in a checkpoint (no signature, no write)
 

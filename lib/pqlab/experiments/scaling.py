@@ -20,7 +20,7 @@ from pqlab.amort.messages import HASH, ID_OCTETS, Checkpoint, CloseEntry, Report
 from pqlab.errors import MeasurementError
 from pqlab.params import StudyParams
 
-WORKER = "pqlab.bench.controller_worker"
+WORKER = "pqlab.experiments.controller_worker"
 WORKER_TIMEOUT_S = 3600
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pqlab.bench import pagecache
+from pqlab.experiments import pagecache
 from pqlab.errors import InputInvalidError, PqlabError
 
 

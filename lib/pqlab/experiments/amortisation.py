@@ -27,7 +27,7 @@ from pqlab.amort import fastpath, kdf
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError
 from pqlab.amort.identity import KEM_ALGORITHM, SigningKey
-from pqlab.bench.harness import empty_call_overhead_ns, time_calls
+from pqlab.experiments.harness import empty_call_overhead_ns, time_calls
 
 CONTROLLER_ID = b"CTRL-001"
 PHASES = ("ingest_ns", "body_ns", "sign_ns", "commit_ns", "write_ns")

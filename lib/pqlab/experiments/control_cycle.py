@@ -1,8 +1,8 @@
 """AMORT-V1 §V-G: run the C control-cycle loop in each configuration (pqlab.analysis.control_cycle summarises).
 
-The loop (``pqlab.bench._cycle``, C) releases a synthetic scan every period on one pinned core and, on
+The loop (``pqlab.experiments._cycle``, C) releases a synthetic scan every period on one pinned core and, on
 evidence cycles, builds a report through the native AMORT-V1 device path. Background configurations run
-a real signer (:mod:`pqlab.bench.signing_load`) in a process pinned to the same core for the whole run.
+a real signer (:mod:`pqlab.experiments.signing_load`) in a process pinned to the same core for the whole run.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from pqlab import crypto
-from pqlab.bench import _cycle
+from pqlab.experiments import _cycle
 from pqlab.errors import CycleError, PqlabError
 from pqlab.params import ControlCycleParams, CycleConfiguration
 
@@ -89,7 +89,7 @@ class BackgroundSigner:
         # its own session: a Ctrl-C in a notebook reaches this process only, which stops the signer itself
         # (here or in __exit__) instead of the signer dying half-way through writing its summary
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "pqlab.bench.signing_load", self.algorithm, self.backend, str(self.cpu),
+            [sys.executable, "-m", "pqlab.experiments.signing_load", self.algorithm, self.backend, str(self.cpu),
              str(self.message_octets), str(self.seed)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:

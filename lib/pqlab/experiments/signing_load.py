@@ -1,6 +1,6 @@
 """A background signer: pins itself to one CPU and signs continuously until SIGTERM (run as a process).
 
-    python -m pqlab.bench.signing_load ALGORITHM BACKEND CPU MESSAGE_OCTETS SEED
+    python -m pqlab.experiments.signing_load ALGORITHM BACKEND CPU MESSAGE_OCTETS SEED
 
 Prints one JSON line when the first signature is done (``ready``: pid, affinity, policy, backend) and one
 when it stops (signatures made, wall and CPU seconds), so the harness can show the load really ran.

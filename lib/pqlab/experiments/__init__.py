@@ -1,4 +1,5 @@
-"""Timing harness, statistics, and the AMORT-V1 timing experiments."""
+"""The AMORT-V1 experiment drivers: the timing harness and what each measuring study runs (costs, the interval
+sweep, scaling and isolation, device origin, the control cycle, the image); ``benchmarks/`` holds the benchmarks."""
 
 from pqlab.native_override import load_override as _load_override
 

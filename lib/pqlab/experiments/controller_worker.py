@@ -1,6 +1,6 @@
 """One controller-scaling trial in a process of its own: ingest, checkpoint, sign, fsync; RSS from /proc/self/status.
 
-Run as ``python -m pqlab.bench.controller_worker`` with a JSON job on stdin; prints one JSON result on stdout.
+Run as ``python -m pqlab.experiments.controller_worker`` with a JSON job on stdin; prints one JSON result on stdout.
 The reports arrive in a file (round-major, fixed length), built beforehand on the device path, so this process
 holds only the controller, one round of reports and the checkpoint: its resident memory is the controller's.
 """

@@ -1,4 +1,4 @@
-"""Table I's symmetric operations timed in a C loop over libcrypto (``pqlab.bench._symmetric``), with their Python twin.
+"""Table I's symmetric operations timed in a C loop over libcrypto (``pqlab.experiments._symmetric``), with their Python twin.
 
 The paper times HMAC-SHA-256 of the 83-octet record and the Merkle leaf / interior hash in C; so does this module.
 Each sample is the mean of ``batch`` back-to-back calls inside a C loop; the empty operation (an indirect call to
@@ -36,10 +36,10 @@ LABELS = {
 
 def load() -> ModuleType:
     """The extension; SymmetricTimingError naming why when it is not built."""
-    found = load_extension("pqlab.bench._symmetric")  # a sanitized build: PQLAB_SYMMETRIC_LIB (pqlab.bench)
+    found = load_extension("pqlab.experiments._symmetric")  # a sanitized build: PQLAB_SYMMETRIC_LIB (pqlab.experiments)
     if isinstance(found, str):
         raise SymmetricTimingError(f"the C timing loops are not available ({found}); "
-                                   "run `make setup` (needs libssl-dev)", field="pqlab.bench._symmetric")
+                                   "run `make setup` (needs libssl-dev)", field="pqlab.experiments._symmetric")
     return found
 
 
@@ -50,7 +50,7 @@ def status() -> tuple[bool, str]:
     except SymmetricTimingError as exc:
         return False, str(exc)
     if tuple(module.op_names()) != OPERATIONS:
-        return False, f"pqlab.bench._symmetric has operations {module.op_names()}, expected {OPERATIONS}"
+        return False, f"pqlab.experiments._symmetric has operations {module.op_names()}, expected {OPERATIONS}"
     return True, module.openssl_version()
 
 
