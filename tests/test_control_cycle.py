@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from pqlab.analysis import control_cycle as cycle_analysis
-from pqlab.experiments import _cycle, control_cycle
 from pqlab.errors import CycleError
+from pqlab.experiments import _cycle, control_cycle
 from pqlab.params import ControlCycleParams, CycleConfiguration
 
 pytestmark = pytest.mark.xdist_group("rt_core")  # pins the real-time core: one at a time (tests/smoke.py)

@@ -10,8 +10,8 @@ import pytest
 
 from pqlab.amort.fastpath import open_controller, open_device
 from pqlab.amort.messages import Report
-from pqlab.experiments import _cycle, control_cycle
 from pqlab.errors import CycleError
+from pqlab.experiments import _cycle, control_cycle
 from pqlab.params import ControlCycleParams, CycleConfiguration
 
 pytestmark = pytest.mark.xdist_group("rt_core")  # pins the real-time core: one at a time (tests/smoke.py)

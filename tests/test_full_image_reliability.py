@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from pqlab import cli, io
-from pqlab.experiments import image, image_runs
 from pqlab.errors import InputInvalidError
+from pqlab.experiments import image, image_runs
 from tests import faults
 
 

@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from pqlab.experiments.harness import empty_call_overhead_ns, time_calls
 from pqlab.errors import ParamsError
+from pqlab.experiments.harness import empty_call_overhead_ns, time_calls
 
 
 def test_returns_one_sample_per_rep_and_counts_calls():

@@ -116,7 +116,8 @@ def test_closure_follows_relative_submodule_and_extension_imports():
 
 
 def test_domain_packages_never_write_or_draw():
-    """amort, case, thread, crypto, experiments and analysis compute and return data; only pqlab.studies writes and draws."""
+    """amort, case, thread, crypto, experiments and analysis compute and return data; only pqlab.studies writes and
+    draws."""
     import ast
 
     banned = {"pqlab.figures", "pqlab.io", "pqlab.paths", "pqlab.studies", "matplotlib"}

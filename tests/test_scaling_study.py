@@ -174,8 +174,8 @@ def test_bad_scaling_params_name_the_field(repo_root, override, field):
 
 
 def test_worker_reads_its_own_memory_and_fails_with_a_coded_error(tmp_path):
-    from pqlab.experiments import controller_worker, scaling
     from pqlab.errors import MeasurementError
+    from pqlab.experiments import controller_worker, scaling
 
     memory = controller_worker.memory_kib()
     assert memory["VmHWM"] >= memory["VmRSS"] > 0
@@ -219,8 +219,8 @@ def test_rekey_parts_time_the_real_exchange_messages():
     from pqlab.amort.controller import Controller, ControllerConfig
     from pqlab.amort.device import Device
     from pqlab.amort.identity import KEM_ALGORITHM, CertificateAuthority, PublicKey, new_kem_keypair
-    from pqlab.experiments import rekey_parts
     from pqlab.crypto import get_kem
+    from pqlab.experiments import rekey_parts
 
     ca = CertificateAuthority(SigningKey.generate("ML-DSA-65"))
     key = SigningKey.generate("ML-DSA-65")

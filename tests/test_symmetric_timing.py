@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pqlab.experiments import symmetric_timing as sym
 from pqlab.errors import SymmetricTimingError
+from pqlab.experiments import symmetric_timing as sym
 
 OK, WHY = sym.status()
 pytestmark = pytest.mark.skipif(not OK, reason=WHY)

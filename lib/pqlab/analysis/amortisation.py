@@ -11,9 +11,9 @@ import pandas as pd
 from scipy import stats
 
 from pqlab.amort import amortisation as eq1
+from pqlab.errors import StudyInputError
 from pqlab.experiments import amortisation as sweep
 from pqlab.experiments import amortisation_metrics as report
-from pqlab.errors import StudyInputError
 from pqlab.params import AmortisationParams, StudyParams
 from pqlab.stats import median_ci
 

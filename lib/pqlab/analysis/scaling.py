@@ -6,9 +6,9 @@ from typing import Any
 
 import pandas as pd
 
+from pqlab.errors import MeasurementError
 from pqlab.experiments import rekey_parts, scaling
 from pqlab.experiments.scaling import Decomposition, checkpoint_octets
-from pqlab.errors import MeasurementError
 from pqlab.params import StudyParams
 from pqlab.stats import median_ci
 

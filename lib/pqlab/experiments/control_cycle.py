@@ -21,8 +21,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from pqlab import crypto
-from pqlab.experiments import _cycle
 from pqlab.errors import CycleError, PqlabError
+from pqlab.experiments import _cycle
 from pqlab.params import ControlCycleParams, CycleConfiguration
 
 POLICIES = {getattr(os, name): name for name in ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH",

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pqlab.experiments import pagecache
 from pqlab.errors import InputInvalidError, PqlabError
+from pqlab.experiments import pagecache
 
 
 class ImageError(PqlabError):

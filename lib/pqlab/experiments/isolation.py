@@ -22,8 +22,8 @@ from pqlab.amort.fastpath import CHECKPOINT_CONTEXT, NO_EXPIRY, BatchController
 from pqlab.amort.fleet import Fleet, batches, report_rounds
 from pqlab.amort.identity import KEM_ALGORITHM, CertificateAuthority, PublicKey, SigningKey, new_kem_keypair
 from pqlab.amort.messages import Checkpoint
-from pqlab.experiments import rekey_parts
 from pqlab.crypto import get_kem
+from pqlab.experiments import rekey_parts
 from pqlab.params import StudyParams
 
 CONTROLLER_ID = b"CTRL-001"

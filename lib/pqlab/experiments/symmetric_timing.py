@@ -1,4 +1,5 @@
-"""Table I's symmetric operations timed in a C loop over libcrypto (``pqlab.experiments._symmetric``), with their Python twin.
+"""Table I's symmetric operations timed in a C loop over libcrypto (``pqlab.experiments._symmetric``), with their
+Python twin.
 
 The paper times HMAC-SHA-256 of the 83-octet record and the Merkle leaf / interior hash in C; so does this module.
 Each sample is the mean of ``batch`` back-to-back calls inside a C loop; the empty operation (an indirect call to

@@ -13,10 +13,10 @@ from pqlab import io, machine
 from pqlab.analysis import amortisation as analysis
 from pqlab.analysis import costs as cost_analysis
 from pqlab.analysis.amortisation_schema import AmortisationMetrics
+from pqlab.errors import StudyInputError
 from pqlab.experiments import adaptive_sweep, costs
 from pqlab.experiments import amortisation as sweep
 from pqlab.experiments import amortisation_models as models
-from pqlab.errors import StudyInputError
 from pqlab.figures.amortisation import amortisation_sensitivity, fig3_amortisation, fig4_tradeoff
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths

@@ -15,10 +15,10 @@ import pandas as pd
 from pqlab import crypto, io, machine
 from pqlab.amort import fastpath, trials
 from pqlab.amort.lab import KeySet
+from pqlab.errors import OutputError
 from pqlab.experiments import adaptive_sweep
 from pqlab.experiments import amortisation as sweep
 from pqlab.experiments import amortisation_models as models
-from pqlab.errors import OutputError
 from pqlab.params import AmortisationParams, StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
