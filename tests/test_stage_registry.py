@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import subprocess
 
 import pytest
 import yaml
@@ -68,3 +69,14 @@ def test_each_stage_has_its_study_module_and_cli_command():
 def test_the_smoke_runs_cover_every_stage_with_its_command():
     assert [argv[0] for argv in smoke.COMMANDS.values()] == [stage.command for stage in registry.STAGES]
     assert smoke.STAGES == tuple(stage.name for stage in registry.STAGES) and smoke.STAGES[-1] == "report"
+
+
+def test_every_cached_output_is_git_ignored(dvc_stages):
+    """DVC tracks the cached outputs; git must not see them, or a run leaves the clone dirty (`git status`)."""
+    cached = sorted({next(iter(o)) if isinstance(o, dict) else o for stage in dvc_stages.values()
+                     for o in stage.get("outs", []) if not (isinstance(o, dict) and next(iter(o.values())).get(
+                         "cache") is False)})
+    done = subprocess.run(["git", "check-ignore", "--no-index", "--verbose", "--non-matching", *cached], cwd=REPO,
+                          capture_output=True, text=True)
+    not_ignored = [line.split("\t")[-1] for line in done.stdout.splitlines() if line.startswith("::")]
+    assert not_ignored == [], f"add to the .gitignore beside each: {not_ignored}"
