@@ -195,10 +195,10 @@ def checkpoint_probe(signer: str, backend: str, octets: int, reps: int, rng: np.
                      warmup: int = 2) -> pd.DataFrame:
     """``reps`` checkpoint signatures by a fresh ``signer`` key on ``backend`` over an ``octets``-long message
     (``ns``), as the sweep's checkpoints call it; with a ``log_folder``, each followed — as in the sweep — by one
-    ``DurableLog.append`` of a real checkpoint (``append_ns``; ``sizes``: (devices touched, octets), taken in turn
-    from the ``start``-th, so successive calls cover every size)
-    into a fresh log there (removed afterwards). An fsync right after a signature is what the sweep pays; on this VM
-    it costs several times a back-to-back fsync (:func:`fsync_probe`)."""
+    ``DurableLog.append`` of a real checkpoint into a fresh log there, removed afterwards (``append_ns``; ``sizes``:
+    (devices touched, octets), taken in turn from the ``start``-th, so successive calls cover every size). An fsync
+    right after a signature is what the sweep pays; on this VM it costs several times a back-to-back fsync
+    (:func:`fsync_probe`)."""
     key = SigningKey.generate(signer, backend)
     message = rng.bytes(octets)
     clock = time.perf_counter_ns
@@ -211,10 +211,9 @@ def checkpoint_probe(signer: str, backend: str, octets: int, reps: int, rng: np.
     entries = {touched: rng.bytes(size) for touched, size in sizes}
     try:
         for i in range(warmup + reps):
-            start = clock()
+            began = clock()
             key.signer.sign(key.secret, message, fastpath.CHECKPOINT_CONTEXT)
-            signed = clock()
-            row = {"ns": signed - start}
+            row = {"ns": clock() - began}
             if log is not None:
                 touched, size = sizes[(start + i - warmup) % len(sizes)]
                 before = clock()
