@@ -200,3 +200,10 @@ def test_every_point_runs_in_every_round_it_has_work_for(tmp_path, monkeypatch):
     result = adaptive.adaptive_sweep("reference", points, probes, target, seed=1, n_devices=2, progress_bar=False)
     assert sorted(calls) == [(1, 1)] * 3 + [(4, 1)] * 3  # three rounds, one checkpoint each
     assert (result.raw.groupby("k").size() == 3).all()
+
+
+def test_the_checkpoint_probe_appends_each_size_in_turn_from_its_offset(tmp_path):
+    sizes = ((1, 100), (2, 200), (3, 300))
+    frame = adaptive.checkpoint_probe("ML-DSA-65", "auto", 64, 4, np.random.default_rng(1), tmp_path, sizes, start=1)
+    assert list(frame["touched"]) == [2, 3, 1, 2] and list(frame["checkpoint_octets"]) == [200, 300, 100, 200]
+    assert (frame["ns"] > 0).all() and (frame["append_ns"] > 0).all() and list(tmp_path.iterdir()) == []
