@@ -353,6 +353,10 @@ def _is_int(value: Any) -> bool:
 
 def _check_tag(tag: Any, path: str) -> None:
     """A tag of one of the five tag classes with integer fields and a legal width, or a TLVValueError."""
+    kind = type(tag)
+    # the two tags every CASE message is made of, checked without the generic walk (a size sweep meets millions)
+    if kind is AnonymousTag or (kind is ContextTag and type(tag.number) is int):
+        return
     if not isinstance(tag, AnonymousTag | ContextTag | CommonProfileTag | ImplicitProfileTag | FullyQualifiedTag):
         raise _fail(f"not a tag: {type(tag).__name__}", path)
     numbers = [getattr(tag, name) for name in ("number", "vendor", "profile") if hasattr(tag, name)]
