@@ -107,22 +107,34 @@ def signature_algorithms() -> list[str]:
     return [name for name, mech in _SIGNERS.items() if mech in enabled]
 
 
-class LiboqsKem(Kem):
-    """A liboqs KEM; the secret-key handle is the ``oqs.KeyEncapsulation`` object holding it."""
+class _LiboqsHolders:
+    """What a KEM and a signer share in liboqs-python: the mechanism, keygen into a fresh holder object (the
+    secret-key handle), and the secret key's length as that object exports it."""
 
     backend = NAME
 
-    def __init__(self, algorithm: str) -> None:
+    def __init__(self, algorithm: str, mechanism: str, holder: str) -> None:
         self.algorithm = algorithm
-        self._mechanism = _KEMS[algorithm]
-        self._encapsulator = _oqs().KeyEncapsulation(self._mechanism)
-        self._public_octets = int(self._encapsulator.length_public_key)
-        self._ciphertext_octets = int(self._encapsulator.length_ciphertext)
+        self._mechanism = mechanism
+        self._holder = getattr(_oqs(), holder)
 
     def keygen(self) -> KeyPair:
-        holder = _oqs().KeyEncapsulation(self._mechanism)
+        holder = self._holder(self._mechanism)
         public = bytes(holder.generate_keypair())
         return KeyPair(public, holder)
+
+    def secret_key_octets(self, secret_key: Any) -> int | None:
+        return len(secret_key.export_secret_key())
+
+
+class LiboqsKem(_LiboqsHolders, Kem):
+    """A liboqs KEM; the secret-key handle is the ``oqs.KeyEncapsulation`` object holding it."""
+
+    def __init__(self, algorithm: str) -> None:
+        super().__init__(algorithm, _KEMS[algorithm], "KeyEncapsulation")
+        self._encapsulator = self._holder(self._mechanism)
+        self._public_octets = int(self._encapsulator.length_public_key)
+        self._ciphertext_octets = int(self._encapsulator.length_ciphertext)
 
     def encaps(self, public_key: bytes) -> tuple[bytes, bytes]:
         public_key = require_bytes(public_key, "public_key", self._public_octets)
@@ -133,25 +145,14 @@ class LiboqsKem(Kem):
         ciphertext = require_bytes(ciphertext, "ciphertext", self._ciphertext_octets)
         return bytes(secret_key.decap_secret(ciphertext))
 
-    def secret_key_octets(self, secret_key: Any) -> int | None:
-        return len(secret_key.export_secret_key())
 
-
-class LiboqsSigner(Signer):
+class LiboqsSigner(_LiboqsHolders, Signer):
     """A liboqs signature scheme; the secret-key handle is the ``oqs.Signature`` object holding it."""
 
-    backend = NAME
-
     def __init__(self, algorithm: str) -> None:
-        self.algorithm = algorithm
-        self._mechanism = _SIGNERS[algorithm]
-        self._verifier = _oqs().Signature(self._mechanism)
+        super().__init__(algorithm, _SIGNERS[algorithm], "Signature")
+        self._verifier = self._holder(self._mechanism)
         self._public_octets = int(self._verifier.length_public_key)
-
-    def keygen(self) -> KeyPair:
-        holder = _oqs().Signature(self._mechanism)
-        public = bytes(holder.generate_keypair())
-        return KeyPair(public, holder)
 
     def sign(self, secret_key: Any, message: bytes, context: bytes = b"") -> bytes:
         if context:
@@ -167,6 +168,3 @@ class LiboqsSigner(Signer):
             return bool(self._verifier.verify(message, signature, public_key))
         except (RuntimeError, ValueError):
             return False
-
-    def secret_key_octets(self, secret_key: Any) -> int | None:
-        return len(secret_key.export_secret_key())
