@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from pqlab.crypto.base import Kem, KeyPair, Signer, require_bytes
+from pqlab.crypto.base import Backend, Kem, KeyPair, Signer, require_bytes
 from pqlab.crypto.liboqs_probe import loaded_file, locate_liboqs
 from pqlab.errors import UnknownBackendError
 
@@ -40,18 +40,6 @@ BUILD_IDS = {
     "Falcon-512": "SIG_falcon_512", "MAYO-2": "SIG_mayo_2", "SNOVA-24-5-4": "SIG_snova_SNOVA_24_5_4",
     "UOV-Is-pkc": "SIG_uov_ov_Is_pkc",
 }
-
-
-def availability() -> tuple[bool, str]:
-    """Present only when a loadable liboqs shared library exists; never imports ``oqs`` to find out."""
-    location = locate_liboqs()
-    if not location.present:
-        return False, location.reason
-    try:
-        _oqs()
-    except (ImportError, RuntimeError, SystemExit) as exc:
-        return False, f"liboqs at {location.path} but liboqs-python unusable: {exc}"
-    return True, f"ok ({location.path})"
 
 
 class _WarningsOnly(logging.Filter):
@@ -87,24 +75,41 @@ def _oqs() -> Any:
     return oqs
 
 
-def library_file() -> str | None:
-    """The liboqs shared library file liboqs-python loaded (resolved through one of its functions)."""
-    return loaded_file(_oqs().native().OQS_version)
+class _LiboqsBackend(Backend):
+    """liboqs through liboqs-python, offering the mechanisms the loaded library has enabled."""
+
+    def availability(self) -> tuple[bool, str]:
+        """Present only when a loadable liboqs shared library exists; never imports ``oqs`` to find out."""
+        location = locate_liboqs()
+        if not location.present:
+            return False, location.reason
+        try:
+            _oqs()
+        except (ImportError, RuntimeError, SystemExit) as exc:
+            return False, f"liboqs at {location.path} but liboqs-python unusable: {exc}"
+        return True, f"ok ({location.path})"
+
+    def library_file(self) -> str | None:
+        """The liboqs shared library file liboqs-python loaded (resolved through one of its functions)."""
+        return loaded_file(_oqs().native().OQS_version)
+
+    def version(self) -> str:
+        """liboqs's and liboqs-python's versions."""
+        oqs = _oqs()
+        return f"liboqs {oqs.oqs_version()}, liboqs-python {oqs.oqs_python_version()}"
+
+    def kem_algorithms(self) -> list[str]:
+        """The KEMs in the table that the loaded liboqs has enabled."""
+        enabled = set(_oqs().get_enabled_kem_mechanisms())
+        return [name for name, mech in self._kems.items() if mech in enabled]
+
+    def signature_algorithms(self) -> list[str]:
+        """The signature schemes in the table that the loaded liboqs has enabled."""
+        enabled = set(_oqs().get_enabled_sig_mechanisms())
+        return [name for name, mech in self._signers.items() if mech in enabled]
 
 
-def version() -> str:
-    oqs = _oqs()
-    return f"liboqs {oqs.oqs_version()}, liboqs-python {oqs.oqs_python_version()}"
-
-
-def kem_algorithms() -> list[str]:
-    enabled = set(_oqs().get_enabled_kem_mechanisms())
-    return [name for name, mech in _KEMS.items() if mech in enabled]
-
-
-def signature_algorithms() -> list[str]:
-    enabled = set(_oqs().get_enabled_sig_mechanisms())
-    return [name for name, mech in _SIGNERS.items() if mech in enabled]
+BACKEND = _LiboqsBackend(_KEMS, _SIGNERS)
 
 
 class _LiboqsHolders:

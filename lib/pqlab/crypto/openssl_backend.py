@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pqlab.crypto.base import Kem, KeyPair, Signer, require_bytes
+from pqlab.crypto.base import Kem, KeyPair, PackageBackend, Signer, require_bytes
 from pqlab.errors import CryptoInputError
 
 NAME = "openssl"
@@ -16,29 +16,24 @@ _SIGNERS = {"ML-DSA-44": ("MLDSA44PrivateKey", "MLDSA44PublicKey"),
             "ML-DSA-87": ("MLDSA87PrivateKey", "MLDSA87PublicKey")}
 
 
-def availability() -> tuple[bool, str]:
-    """Whether this cryptography build exposes ML-KEM and ML-DSA."""
-    try:
+class _OpenSSLBackend(PackageBackend):
+    """This cryptography build, usable when it exposes ML-KEM and ML-DSA."""
+
+    missing = "cryptography without ML-KEM/ML-DSA"
+
+    def probe(self) -> None:
+        """Import cryptography's ML-DSA and ML-KEM modules."""
         from cryptography.hazmat.primitives.asymmetric import mldsa, mlkem  # noqa: F401
-    except ImportError as exc:
-        return False, f"cryptography without ML-KEM/ML-DSA ({exc})"
-    return True, "ok"
+
+    def version(self) -> str:
+        """cryptography's version and the OpenSSL it was built against."""
+        import cryptography
+        from cryptography.hazmat.backends.openssl import backend
+
+        return f"cryptography {cryptography.__version__}, {backend.openssl_version_text()}"
 
 
-def version() -> str:
-    """cryptography's version and the OpenSSL it was built against."""
-    import cryptography
-    from cryptography.hazmat.backends.openssl import backend
-
-    return f"cryptography {cryptography.__version__}, {backend.openssl_version_text()}"
-
-
-def kem_algorithms() -> list[str]:
-    return list(_KEMS)
-
-
-def signature_algorithms() -> list[str]:
-    return list(_SIGNERS)
+BACKEND = _OpenSSLBackend(_KEMS, _SIGNERS)
 
 
 class _OpenSSLKeys:

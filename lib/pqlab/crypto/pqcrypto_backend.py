@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from pqlab.crypto.base import Kem, KeyPair, Signer, require_bytes
+from pqlab.crypto.base import Kem, KeyPair, PackageBackend, Signer, require_bytes
 from pqlab.errors import CryptoInputError
 
 NAME = "pqcrypto"
@@ -22,25 +22,21 @@ _SIGNERS = {
 }
 
 
-def availability() -> tuple[bool, str]:
-    """Whether the pqcrypto wheel imports."""
-    try:
+class _PqcryptoBackend(PackageBackend):
+    """The pqcrypto wheel, usable when it imports."""
+
+    missing = "pqcrypto not installed"
+
+    def probe(self) -> None:
+        """Import the pqcrypto wheel."""
         importlib.import_module("pqcrypto")
-    except ImportError as exc:
-        return False, f"pqcrypto not installed ({exc})"
-    return True, "ok"
+
+    def version(self) -> str:
+        """The pqcrypto wheel's version."""
+        return f"pqcrypto {importlib.import_module('pqcrypto').__version__}"
 
 
-def version() -> str:
-    return f"pqcrypto {importlib.import_module('pqcrypto').__version__}"
-
-
-def kem_algorithms() -> list[str]:
-    return list(_KEMS)
-
-
-def signature_algorithms() -> list[str]:
-    return list(_SIGNERS)
+BACKEND = _PqcryptoBackend(_KEMS, _SIGNERS)
 
 
 class _PqcryptoModule:
