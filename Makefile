@@ -112,8 +112,9 @@ sanitize: $(addprefix sanitize-,$(SANITIZE_CORES))
 # calls and error paths in a loop with full allocation stacks, and a 100,000-batch differential fuzz run.
 sanitize-amort: setup
 	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/amort.log
-	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) $$(pkg-config --cflags libcrypto) $(AMORT_NATIVE)/_amort_native.c \
-	  $(AMORT_NATIVE)/amort_core.c -o $(SAN_DIR)/_amort_native.so $$(pkg-config --libs libcrypto)
+	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) -I$(BENCH_C) $$(pkg-config --cflags libcrypto) \
+	  $(AMORT_NATIVE)/_amort_native.c $(AMORT_NATIVE)/amort_core.c -o $(SAN_DIR)/_amort_native.so \
+	  $$(pkg-config --libs libcrypto)
 	$(SAN_ENV) PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) $(BIN)/python -c 'from pqlab.amort import \
 	  native; ok, what = native.status(); assert ok and "$(SAN_DIR)" in what, what; print("sanitized build:", what)' \
 	  2>>$(SAN_DIR)/amort.log || $(call san_fail,$(SAN_DIR)/amort.log)

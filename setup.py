@@ -39,7 +39,8 @@ setup(
         Extension(
             "pqlab.amort.native._amort_native",
             sources=[f"{AMORT}/_amort_native.c", f"{AMORT}/amort_core.c"],
-            depends=[f"{AMORT}/amort_core.h"],
+            depends=[f"{AMORT}/amort_core.h", "lib/pqlab/experiments/experiment_binding.h"],
+            include_dirs=["lib/pqlab/experiments"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", *CRYPTO_CFLAGS],
             extra_link_args=CRYPTO_LIBS,
         ),

@@ -6,7 +6,9 @@ import argparse
 import errno
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pqlab.errors import PqlabError, one_line
 
@@ -77,6 +79,34 @@ def _print_written(result) -> None:
         print(f"wrote {path}")
 
 
+def _print_tables(result, *names: str) -> None:
+    for name in names:
+        print(result.tables[name].to_string(index=False))
+
+
+def _run_study(args: argparse.Namespace, stage: str, show: Callable[[Any], int | None], settings=None, paths=None,
+               **options: Any) -> int:
+    """A study command: under ``--measure-only`` just the measurement, else the stage's ``run``, its result passed to
+    ``show`` and the files it wrote listed; the exit status is what ``show`` returns (None: 0).
+
+    ``options`` go to the measurement and the run alike; ``--quiet`` and ``--analyse-only``, where the command has
+    them, go to the run."""
+    import importlib
+
+    if getattr(args, "measure_only", False):
+        return _measure_only(args, stage, settings, paths, **options)
+    if settings is None:
+        settings, paths = _settings_and_paths(args)
+    if "quiet" in args:
+        options["progress"] = not args.quiet
+    if "analyse_only" in args:
+        options["analyse_only"] = args.analyse_only
+    result = importlib.import_module(f"pqlab.studies.{stage}").run(settings, paths, **options)
+    status = show(result)
+    _print_written(result)
+    return status or 0
+
+
 def _measure_only(args: argparse.Namespace, stage: str, settings=None, paths=None, **options) -> int:
     """``--measure-only``: run the stage's measurement and write just its raw files, saying where."""
     import importlib
@@ -103,54 +133,33 @@ def _raw_import(args: argparse.Namespace) -> int:
 
 
 def _costs(args: argparse.Namespace) -> int:
-    from pqlab.studies import costs
-
-    if args.measure_only:
-        return _measure_only(args, "costs")
-    result = costs.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
-    print(result.tables["table1_costs"].to_string(index=False))
-    _print_written(result)
-    return 0
+    return _run_study(args, "costs", lambda result: _print_tables(result, "table1_costs"))
 
 
 def _attacks(args: argparse.Namespace) -> int:
-    from pqlab.studies import attack_matrix
+    names = ("table6_attack_matrix", "attack_matrix_extra")
 
-    result = attack_matrix.run(*_settings_and_paths(args))
-    table6, extra = result.tables["table6_attack_matrix"], result.tables["attack_matrix_extra"]
-    print(table6.to_string(index=False))
-    print(extra.to_string(index=False))
-    _print_written(result)
-    return 0 if table6["pass"].all() and extra["pass"].all() else 1
+    def show(result) -> int:
+        _print_tables(result, *names)
+        return 0 if all(result.tables[name]["pass"].all() for name in names) else 1
+
+    return _run_study(args, "attack_matrix", show)
 
 
 def _case_sizes(args: argparse.Namespace) -> int:
-    from pqlab.studies import case_sizes
-
-    result = case_sizes.run(*_settings_and_paths(args))
     columns = ["config", "key_exchange", "chain", "auth", "cached", "Sigma1", "Sigma2", "Sigma3", "Total",
                "fits_limit", "frames_total"]
-    print(result.tables["table1_case_sizes"][columns].to_string(index=False))
-    _print_written(result)
-    return 0
+    return _run_study(args, "case_sizes",
+                      lambda result: print(result.tables["table1_case_sizes"][columns].to_string(index=False)))
 
 
 def _design_space(args: argparse.Namespace) -> int:
-    from pqlab.studies import design_space
-
-    result = design_space.run(*_settings_and_paths(args))
-    print(result.tables["design_space_pareto"].to_string(index=False))
-    _print_written(result)
-    return 0
+    return _run_study(args, "design_space", lambda result: _print_tables(result, "design_space_pareto"))
 
 
 def _extended_design_space(args: argparse.Namespace) -> int:
-    from pqlab.studies import extended_design_space
-
-    result = extended_design_space.run(*_settings_and_paths(args), progress=not args.quiet)
-    print(result.tables["extended_design_space_pareto"].to_string(index=False))
-    _print_written(result)
-    return 0
+    return _run_study(args, "extended_design_space",
+                      lambda result: _print_tables(result, "extended_design_space_pareto"))
 
 
 def _transport(args: argparse.Namespace) -> int:
@@ -158,17 +167,8 @@ def _transport(args: argparse.Namespace) -> int:
 
     _check_workers(args)
     configs, compute = load_configs(args.configs) if args.configs else (None, None)  # refused before the heavy imports
-    from pqlab.studies import transport
-
-    if args.measure_only:
-        return _measure_only(args, "transport", configs=configs, device_compute_ms=compute, workers=args.workers,
-                             scheduler=args.scheduler)
-    result = transport.run(*_settings_and_paths(args), configs=configs, device_compute_ms=compute,
-                           workers=args.workers, scheduler=args.scheduler, progress=not args.quiet,
-                           analyse_only=args.analyse_only)
-    print(result.tables["table1_case_times"].to_string(index=False))
-    _print_written(result)
-    return 0
+    return _run_study(args, "transport", lambda result: _print_tables(result, "table1_case_times"), configs=configs,
+                      device_compute_ms=compute, workers=args.workers, scheduler=args.scheduler)
 
 
 def _check_workers(args: argparse.Namespace) -> None:
@@ -179,79 +179,57 @@ def _check_workers(args: argparse.Namespace) -> None:
 
 
 def _sensitivity(args: argparse.Namespace) -> int:
-    from pqlab.studies import sensitivity
+    def show(result) -> None:
+        ipv6 = result.tables["fig4a_ipv6_block"]
+        print(ipv6.pivot(index="occupancy_pct", columns="burst_ms", values="ratio").sort_index(ascending=False)
+              .round(2).to_string())
 
     _check_workers(args)
-    if args.measure_only:
-        return _measure_only(args, "sensitivity", workers=args.workers, scheduler=args.scheduler)
-    result = sensitivity.run(*_settings_and_paths(args), workers=args.workers, scheduler=args.scheduler,
-                             progress=not args.quiet, analyse_only=args.analyse_only)
-    ipv6 = result.tables["fig4a_ipv6_block"]
-    print(ipv6.pivot(index="occupancy_pct", columns="burst_ms", values="ratio").sort_index(ascending=False)
-          .round(2).to_string())
-    _print_written(result)
-    return 0
+    return _run_study(args, "sensitivity", show, workers=args.workers, scheduler=args.scheduler)
 
 
 def _amortisation(args: argparse.Namespace) -> int:
-    from pqlab.studies import amortisation
+    def show(result) -> None:
+        metrics = result.metrics
+        print(f"controller path: {metrics['controller_path']['used']} ({metrics['controller_path']['reason']})")
+        _print_tables(result, "table2_amortised", "omission_detection")
+        eq = metrics["equivocation"]
+        print(f"equivocation: {eq['exposed']} of {eq['trials']} exposed by comparing the two signed views")
+        print(metrics["dominant"]["sentence"])
 
-    if args.measure_only:
-        return _measure_only(args, "amortisation")
-    result = amortisation.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
-    metrics = result.metrics
-    print(f"controller path: {metrics['controller_path']['used']} ({metrics['controller_path']['reason']})")
-    print(result.tables["table2_amortised"].to_string(index=False))
-    print(result.tables["omission_detection"].to_string(index=False))
-    eq = metrics["equivocation"]
-    print(f"equivocation: {eq['exposed']} of {eq['trials']} exposed by comparing the two signed views")
-    print(metrics["dominant"]["sentence"])
-    _print_written(result)
-    return 0
+    return _run_study(args, "amortisation", show)
 
 
 def _control_cycle(args: argparse.Namespace) -> int:
-    from pqlab.studies import control_cycle
+    def show(result) -> None:
+        _print_tables(result, "fig6_scan_summary", "control_cycle_scan_cost")
+        scheduling = result.metrics["scheduling"]
+        print(f"{result.metrics['host']}; CPU {scheduling['cpu']}, policy {', '.join(scheduling['policies'])}"
+              + (f" (SCHED_FIFO refused: {', '.join(scheduling['fifo_errors'])})" if scheduling["fifo_errors"]
+                 else ""))
 
-    if args.measure_only:
-        return _measure_only(args, "control_cycle")
-    result = control_cycle.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
-    print(result.tables["fig6_scan_summary"].to_string(index=False))
-    print(result.tables["control_cycle_scan_cost"].to_string(index=False))
-    scheduling = result.metrics["scheduling"]
-    print(f"{result.metrics['host']}; CPU {scheduling['cpu']}, policy {', '.join(scheduling['policies'])}"
-          + (f" (SCHED_FIFO refused: {', '.join(scheduling['fifo_errors'])})" if scheduling["fifo_errors"] else ""))
-    _print_written(result)
-    return 0
+    return _run_study(args, "control_cycle", show)
 
 
 def _assumptions(args: argparse.Namespace) -> int:
-    from pqlab.studies import assumptions
+    def show(result) -> None:
+        columns = ["set", "ratio_min", "ratio_max", "spurious_2hop", "spurious_4hop", "d3_4hop_heavy_ipv6_completion",
+                   "sed_max_failure_rate"]
+        print(result.tables["assumptions_table"][columns].round(3).to_string(index=False))
+        print(result.tables["assumptions_slack_bound"][["hops", "ack_semantics", "slack_s", "ratio_ceiling"]]
+              .round(3).to_string(index=False))
 
     _check_workers(args)
-    if args.measure_only:
-        return _measure_only(args, "assumptions", workers=args.workers, scheduler=args.scheduler)
-    result = assumptions.run(*_settings_and_paths(args), workers=args.workers, scheduler=args.scheduler,
-                             analyse_only=args.analyse_only,
-                             progress=not args.quiet)
-    columns = ["set", "ratio_min", "ratio_max", "spurious_2hop", "spurious_4hop", "d3_4hop_heavy_ipv6_completion",
-               "sed_max_failure_rate"]
-    print(result.tables["assumptions_table"][columns].round(3).to_string(index=False))
-    print(result.tables["assumptions_slack_bound"][["hops", "ack_semantics", "slack_s", "ratio_ceiling"]]
-          .round(3).to_string(index=False))
-    _print_written(result)
-    return 0
+    return _run_study(args, "assumptions", show, workers=args.workers, scheduler=args.scheduler)
 
 
 def _image_tree(args: argparse.Namespace) -> int:
-    from pqlab.studies import image_tree
+    def show(result) -> None:
+        m = result.metrics
+        print(f"{m['files']} files, {m['total_bytes']} octets (median file {m['median_file_bytes']:.0f}, "
+              f"largest {m['max_file_bytes']}), {m['distribution']['directories']} directories")
 
-    result = image_tree.run(*_settings_and_paths(args), progress=not args.quiet)
-    m = result.metrics
-    print(f"{m['files']} files, {m['total_bytes']} octets (median file {m['median_file_bytes']:.0f}, "
-          f"largest {m['max_file_bytes']}), {m['distribution']['directories']} directories")
-    _print_written(result)
-    return 0
+    return _run_study(args, "image_tree", show)
 
 
 def _grid_arguments(parser: argparse.ArgumentParser) -> None:
@@ -262,23 +240,19 @@ def _grid_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _full_image(args: argparse.Namespace) -> int:
-    from pqlab.studies import full_image
+    def show(result) -> None:
+        _print_tables(result, "table5_image")
+        eviction = result.metrics["eviction"]
+        print(f"eviction {'verified' if eviction['verified'] else 'NOT verified'} by mincore: "
+              f"{eviction['resident_before_pages']} pages resident before, {eviction['resident_after_pages']} after "
+              f"({eviction['files_still_resident']} files still resident)")
 
     settings, paths = _settings_and_paths(args)
     if args.image_dir:
         section = settings.full_image.model_copy(update={"image_dir": str(Path(args.image_dir).resolve()),
                                                          "scratch_tree": None})
         settings = settings.model_copy(update={"full_image": section})
-    if args.measure_only:
-        return _measure_only(args, "full_image", settings, paths)
-    result = full_image.run(settings, paths, progress=not args.quiet, analyse_only=args.analyse_only)
-    print(result.tables["table5_image"].to_string(index=False))
-    eviction = result.metrics["eviction"]
-    print(f"eviction {'verified' if eviction['verified'] else 'NOT verified'} by mincore: "
-          f"{eviction['resident_before_pages']} pages resident before, {eviction['resident_after_pages']} after "
-          f"({eviction['files_still_resident']} files still resident)")
-    _print_written(result)
-    return 0
+    return _run_study(args, "full_image", show, settings, paths)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -302,15 +276,11 @@ def _papermill(args: argparse.Namespace) -> int:
 
 
 def _recovery(args: argparse.Namespace) -> int:
-    from pqlab.studies import recovery
+    def show(result) -> int:
+        _print_tables(result, "table4_recovery", "recovery_restart", "recovery_crash_injection")
+        return 0 if result.metrics["crash"]["all_fail_secure_or_resume"] else 1
 
-    if args.measure_only:
-        return _measure_only(args, "recovery")
-    result = recovery.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
-    for name in ("table4_recovery", "recovery_restart", "recovery_crash_injection"):
-        print(result.tables[name].to_string(index=False))
-    _print_written(result)
-    return 0 if result.metrics["crash"]["all_fail_secure_or_resume"] else 1
+    return _run_study(args, "recovery", show)
 
 
 def _amort_vectors(args: argparse.Namespace) -> int:
@@ -344,30 +314,20 @@ def _amort_fuzz(args: argparse.Namespace) -> int:
 
 
 def _scaling(args: argparse.Namespace) -> int:
-    from pqlab.studies import scaling
+    def show(result) -> None:
+        print(f"controller path: {result.metrics['controller_path']} ({result.metrics['controller_path_reason']})")
+        _print_tables(result, "table3_scaling", "isolation", "partition_replay")
 
-    if args.measure_only:
-        return _measure_only(args, "scaling")
-    result = scaling.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
-    print(f"controller path: {result.metrics['controller_path']} ({result.metrics['controller_path_reason']})")
-    for name in ("table3_scaling", "isolation", "partition_replay"):
-        print(result.tables[name].to_string(index=False))
-    _print_written(result)
-    return 0
+    return _run_study(args, "scaling", show)
 
 
 def _device_origin(args: argparse.Namespace) -> int:
-    from pqlab.studies import device_origin
+    def show(result) -> None:
+        print(f"controller and device path: {result.metrics['controller_path']} "
+              f"({result.metrics['controller_path_reason']})")
+        _print_tables(result, "device_origin_auditor", "device_origin_tags")
 
-    if args.measure_only:
-        return _measure_only(args, "device_origin")
-    result = device_origin.run(*_settings_and_paths(args), progress=not args.quiet, analyse_only=args.analyse_only)
-    print(f"controller and device path: {result.metrics['controller_path']} "
-          f"({result.metrics['controller_path_reason']})")
-    for name in ("device_origin_auditor", "device_origin_tags"):
-        print(result.tables[name].to_string(index=False))
-    _print_written(result)
-    return 0
+    return _run_study(args, "device_origin", show)
 
 
 def _study_arguments(parser: argparse.ArgumentParser, out_dir: bool = True) -> None:
@@ -388,6 +348,23 @@ def _measuring_arguments(parser: argparse.ArgumentParser) -> None:
                       help="analyse the raw files in place; fail if they are missing, never measure")
 
 
+def _study_command(sub, command: str, func: Callable[[argparse.Namespace], int], help: str, *,
+                   quiet: str | None = "no progress bar", grid: bool = False,
+                   measuring: bool = True) -> argparse.ArgumentParser:
+    """A study's subcommand: the shared study options, then ``--quiet`` (its help ``quiet``; None: no such option) or
+    with ``grid`` the simulator grid's options, then with ``measuring`` the measuring study's two halves."""
+    parser = sub.add_parser(command, help=help)
+    _study_arguments(parser)
+    if grid:
+        _grid_arguments(parser)
+    elif quiet:
+        parser.add_argument("--quiet", action="store_true", help=quiet)
+    if measuring:
+        _measuring_arguments(parser)
+    parser.set_defaults(func=func)
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pqlab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -401,29 +378,15 @@ def build_parser() -> argparse.ArgumentParser:
     _study_arguments(check, out_dir=False)
     check.set_defaults(func=_params)
 
-    costs = sub.add_parser("costs", help="run the AMORT-V1 cost characterisation (Table I, Fig. 2)")
-    _study_arguments(costs)
-    costs.add_argument("--quiet", action="store_true", help="no progress bar")
-    _measuring_arguments(costs)
-    costs.set_defaults(func=_costs)
-
-    attacks = sub.add_parser("attacks", help="run the AMORT-V1 attack matrix (Table VI and extra cases)")
-    _study_arguments(attacks)
-    attacks.set_defaults(func=_attacks)
-
-    sizes = sub.add_parser("case-sizes", help="run the PQ-CASE size model (Table I payload columns, Fig. 1)")
-    _study_arguments(sizes)
-    sizes.set_defaults(func=_case_sizes)
-
-    space = sub.add_parser("design-space", help="run the PQ-CASE design space (Fig. 6, Device PQ, Pareto fronts)")
-    _study_arguments(space)
-    space.set_defaults(func=_design_space)
-
-    ext = sub.add_parser("extended-design-space", help="the design space with newer algorithms: fronts, what enters "
-                         "them, new fits (beyond PQ-CASE §VIII)")
-    _study_arguments(ext)
-    ext.add_argument("--quiet", action="store_true", help="no progress bar")
-    ext.set_defaults(func=_extended_design_space)
+    _study_command(sub, "costs", _costs, "run the AMORT-V1 cost characterisation (Table I, Fig. 2)")
+    _study_command(sub, "attacks", _attacks, "run the AMORT-V1 attack matrix (Table VI and extra cases)", quiet=None,
+                   measuring=False)
+    _study_command(sub, "case-sizes", _case_sizes, "run the PQ-CASE size model (Table I payload columns, Fig. 1)",
+                   quiet=None, measuring=False)
+    _study_command(sub, "design-space", _design_space, "run the PQ-CASE design space (Fig. 6, Device PQ, Pareto "
+                   "fronts)", quiet=None, measuring=False)
+    _study_command(sub, "extended-design-space", _extended_design_space, "the design space with newer algorithms: "
+                   "fronts, what enters them, new fits (beyond PQ-CASE §VIII)", measuring=False)
 
     tr = sub.add_parser("transport", help="run the PQ-CASE Thread transport grid (Fig. 2, Table I times)")
     tr.add_argument("--configs",
@@ -435,18 +398,10 @@ def build_parser() -> argparse.ArgumentParser:
     _measuring_arguments(tr)
     tr.set_defaults(func=_transport)
 
-    sens = sub.add_parser("sensitivity", help="run the PQ-CASE §VII sensitivity analyses (Fig. 4 a-c, Fig. 5)")
-    _study_arguments(sens)
-    _grid_arguments(sens)
-    _measuring_arguments(sens)
-    sens.set_defaults(func=_sensitivity)
-
-    assume = sub.add_parser("assumptions", help="run the unstated-assumption study (channel rule, ACK loss, "
-                            "indirect retries, block timer) and the slack bound")
-    _study_arguments(assume)
-    _grid_arguments(assume)
-    _measuring_arguments(assume)
-    assume.set_defaults(func=_assumptions)
+    _study_command(sub, "sensitivity", _sensitivity, "run the PQ-CASE §VII sensitivity analyses (Fig. 4 a-c, Fig. 5)",
+                   grid=True)
+    _study_command(sub, "assumptions", _assumptions, "run the unstated-assumption study (channel rule, ACK loss, "
+                   "indirect retries, block timer) and the slack bound", grid=True)
 
     nb = sub.add_parser("papermill", help="run a notebook headless (papermill); any failure is one line on stderr")
     nb.add_argument("notebook")
@@ -458,28 +413,13 @@ def build_parser() -> argparse.ArgumentParser:
     nb.add_argument("--cwd", help="working directory of the kernel (default: this one)")
     nb.set_defaults(func=_papermill)
 
-    amort = sub.add_parser("amortisation", help="run the AMORT-V1 amortisation study (Eq. 1, Table II, Fig. 3, Fig. 4, "
-                           "omission and equivocation trials)")
-    _study_arguments(amort)
-    amort.add_argument("--quiet", action="store_true", help="no progress bars")
-    _measuring_arguments(amort)
-    amort.set_defaults(func=_amortisation)
-
-    rec = sub.add_parser("recovery", help="run AMORT-V1 restart/rollback recovery with a real TPM 2.0 (Table IV)")
-    _study_arguments(rec)
-    rec.add_argument("--quiet", action="store_true", help="no progress bar")
-    _measuring_arguments(rec)
-    rec.set_defaults(func=_recovery)
-    cycle = sub.add_parser("control-cycle", help="run the AMORT-V1 control-cycle harness (Fig. 6) on this host")
-    _study_arguments(cycle)
-    cycle.add_argument("--quiet", action="store_true", help="no progress bar")
-    _measuring_arguments(cycle)
-    cycle.set_defaults(func=_control_cycle)
-
-    tree = sub.add_parser("image-tree", help="generate data/raw/image_tree/ with the paper's image shape (§V-I)")
-    _study_arguments(tree)
-    tree.add_argument("--quiet", action="store_true", help="no progress bar")
-    tree.set_defaults(func=_image_tree)
+    _study_command(sub, "amortisation", _amortisation, "run the AMORT-V1 amortisation study (Eq. 1, Table II, Fig. 3, "
+                   "Fig. 4, omission and equivocation trials)", quiet="no progress bars")
+    _study_command(sub, "recovery", _recovery, "run AMORT-V1 restart/rollback recovery with a real TPM 2.0 (Table IV)")
+    _study_command(sub, "control-cycle", _control_cycle, "run the AMORT-V1 control-cycle harness (Fig. 6) on this "
+                   "host")
+    _study_command(sub, "image-tree", _image_tree, "generate data/raw/image_tree/ with the paper's image shape (§V-I)",
+                   measuring=False)
 
     full = sub.add_parser("full-image", help="measure a software image warm and cold (AMORT-V1 Table V)")
     _study_arguments(full)
@@ -511,19 +451,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out-dir", help="folder holding the stages' data/ and paper_figs/, where REPORT.md is written "
                      "(default: --root)")
     rep.set_defaults(func=_report)
-    scale = sub.add_parser("scaling", help="run AMORT-V1 fleet scaling (Table III), isolation, re-keying and "
-                           "partition replay")
-    _study_arguments(scale)
-    scale.add_argument("--quiet", action="store_true", help="no progress bar")
-    _measuring_arguments(scale)
-    scale.set_defaults(func=_scaling)
-
-    origin = sub.add_parser("device-origin", help="run AMORT-V1 device-origin costs (Fig. 5, one vs two tags, "
-                            "prover extra work)")
-    _study_arguments(origin)
-    origin.add_argument("--quiet", action="store_true", help="no progress bar")
-    _measuring_arguments(origin)
-    origin.set_defaults(func=_device_origin)
+    _study_command(sub, "scaling", _scaling, "run AMORT-V1 fleet scaling (Table III), isolation, re-keying and "
+                   "partition replay")
+    _study_command(sub, "device-origin", _device_origin, "run AMORT-V1 device-origin costs (Fig. 5, one vs two tags, "
+                   "prover extra work)")
 
     raw = sub.add_parser("raw", help="raw samples measured elsewhere")
     raw_sub = raw.add_subparsers(dest="raw_command", required=True)

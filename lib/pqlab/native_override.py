@@ -7,6 +7,7 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Callable
 from functools import cache
 from types import ModuleType
 
@@ -38,3 +39,23 @@ def _load(module: str, env: str | None, path: str | None) -> ModuleType | str:
         return (load_override(module, env) if path else None) or importlib.import_module(module)
     except ImportError as exc:
         return f"{type(exc).__name__}: {exc}"
+
+
+def require_extension(module: str, error: Callable[..., Exception], unavailable: str, field: str,
+                      env: str | None = None) -> ModuleType:
+    """The extension ``module`` as :func:`load_extension` loads it, else ``error``: ``unavailable``, why, and how to
+    build it."""
+    found = load_extension(module, env)
+    if isinstance(found, str):
+        raise error(f"{unavailable} ({found}); run `make setup` (needs libssl-dev)", field=field)
+    return found
+
+
+def extension_status(load: Callable[[], ModuleType], error: type[Exception],
+                     describe: Callable[[ModuleType], tuple[bool, str]]) -> tuple[bool, str]:
+    """``describe(module)`` of the module ``load`` returns, or (False, the message of the ``error`` it raised)."""
+    try:
+        module = load()
+    except error as exc:
+        return False, str(exc)
+    return describe(module)

@@ -120,6 +120,25 @@ def _check_proof(proof: Sequence[bytes]) -> list[bytes]:
     return [bytes(item) for item in items]
 
 
+def _proof_sides(fn: int, sn: int, length: int, kind: str) -> tuple[list[bool], int]:
+    """RFC 9162's walk from node ``fn`` (last node ``sn``) over ``length`` proof elements: per element whether it is
+    hashed in from the left, and the ``sn`` left at the end (0: the walk reached the root); PROOF_FAIL when the proof
+    is longer than the path."""
+    sides = []
+    for _ in range(length):
+        if sn == 0:
+            raise AmortError(Code.PROOF_FAIL, f"{kind} proof is too long", field="proof")
+        left = bool(fn & 1) or fn == sn
+        sides.append(left)
+        if left:
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        fn >>= 1
+        sn >>= 1
+    return sides, sn
+
+
 def root_from_inclusion(leaf_data: bytes, index: int, tree_size: int, proof: Sequence[bytes]) -> bytes:
     """The root implied by an inclusion proof (RFC 9162 §2.1.3.2), or PROOF_FAIL if its shape is wrong."""
     leaf_data = _check_bytes(leaf_data, "leaf_data")
@@ -128,21 +147,12 @@ def root_from_inclusion(leaf_data: bytes, index: int, tree_size: int, proof: Seq
     items = _check_proof(proof)
     if index >= tree_size:
         raise AmortError(Code.PROOF_FAIL, f"leaf {index} is outside a tree of {tree_size}", field="index")
-    fn, sn, r = index, tree_size - 1, leaf_hash(leaf_data)
-    for p in items:
-        if sn == 0:
-            raise AmortError(Code.PROOF_FAIL, "inclusion proof is too long", field="proof")
-        if fn & 1 or fn == sn:
-            r = node_hash(p, r)
-            while not fn & 1 and fn != 0:
-                fn >>= 1
-                sn >>= 1
-        else:
-            r = node_hash(r, p)
-        fn >>= 1
-        sn >>= 1
+    sides, sn = _proof_sides(index, tree_size - 1, len(items), "inclusion")
     if sn != 0:
         raise AmortError(Code.PROOF_FAIL, "inclusion proof is too short", field="proof")
+    r = leaf_hash(leaf_data)
+    for p, left in zip(items, sides, strict=True):
+        r = node_hash(p, r) if left else node_hash(r, p)
     return r
 
 
@@ -181,20 +191,14 @@ def verify_consistency(old_size: int, new_size: int, old_root: bytes, new_root: 
     while fn & 1:
         fn >>= 1
         sn >>= 1
+    sides, sn = _proof_sides(fn, sn, len(items) - 1, "consistency")
     fr = sr = items[0]
-    for c in items[1:]:
-        if sn == 0:
-            raise AmortError(Code.PROOF_FAIL, "consistency proof is too long", field="proof")
-        if fn & 1 or fn == sn:
+    for c, left in zip(items[1:], sides, strict=True):
+        if left:
             fr = node_hash(c, fr)
             sr = node_hash(c, sr)
-            while not fn & 1 and fn != 0:
-                fn >>= 1
-                sn >>= 1
         else:
             sr = node_hash(sr, c)
-        fn >>= 1
-        sn >>= 1
     if sn != 0 or fr != old_root or sr != new_root:
         raise AmortError(Code.PROOF_FAIL, "consistency proof does not join the two tree heads", field="proof")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pqlab.amort.device import encode_report
-from pqlab.amort.fastpath import MAX_BATCH, NO_EXPIRY
+from pqlab.amort.fastpath import MAX_BATCH, NO_EXPIRY, ReportDevice
 from pqlab.amort.messages import RECORD_OCTETS
 from pqlab.amort.mutations import mutate
 from pqlab.amort.vector_builder import Builder
@@ -28,6 +28,13 @@ def honest_setup(b: Builder, n: int = 1, **device: object) -> list:
     for dev in devices:
         b.register(dev)
     return devices
+
+
+def new_epoch(b: Builder, n: int, epoch: int, **device: object) -> ReportDevice:
+    """Device ``n`` moved to ``epoch`` (its register_epoch step); the device that reports in that epoch."""
+    dev = b.device(n, epoch, **device)
+    b.register(dev)
+    return dev
 
 
 # --- device path ---------------------------------------------------------------------------------------------
@@ -333,7 +340,7 @@ def revocation_errors(b: Builder) -> None:
     b.revoke(b.dev_id(7))
     b.revoke(dev.dev_id)
     b.revoke(dev.dev_id)
-    b.register(b.device(1, 2))
+    new_epoch(b, 1, 2)
     b.ingest(b.reports(dev))
 
 
@@ -359,7 +366,7 @@ def check_epoch_mismatch(b: Builder) -> None:
     (dev,) = honest_setup(b)
     ahead, behind = b.device(1, 2), b.device(1, 1)
     b.ingest(b.reports(ahead, 1) + b.reports(dev, 2))
-    b.register(b.device(1, 3))
+    new_epoch(b, 1, 3)
     b.ingest(b.reports(behind, 1) + b.reports(dev, 1))
     b.checkpoint()
 
@@ -520,8 +527,7 @@ def registration_controller_errors(b: Builder) -> None:
 def epoch_change_uncommitted(b: Builder) -> None:
     (dev,) = honest_setup(b)
     b.ingest(b.reports(dev, 3))
-    nxt = b.device(1, 2)
-    b.register(nxt)
+    nxt = new_epoch(b, 1, 2)
     b.ingest(b.reports(nxt, 2))
     b.checkpoint()
 
@@ -531,8 +537,7 @@ def epoch_change_committed(b: Builder) -> None:
     (dev,) = honest_setup(b)
     b.ingest(b.reports(dev, 4))
     b.checkpoint()
-    nxt = b.device(1, 2)
-    b.register(nxt)
+    new_epoch(b, 1, 2)
     b.checkpoint()
 
 
@@ -542,8 +547,7 @@ def epoch_change_partial(b: Builder) -> None:
     b.ingest(b.reports(dev, 4))
     b.checkpoint()
     b.ingest(b.reports(dev, 2))
-    nxt = b.device(1, 2)
-    b.register(nxt)
+    nxt = new_epoch(b, 1, 2)
     b.ingest(b.reports(nxt, 1))
     b.checkpoint()
 
@@ -554,8 +558,7 @@ def epoch_change_during_commit(b: Builder) -> None:
     b.ingest(b.reports(dev, 3))
     b.body()
     b.ingest(b.reports(dev, 2))
-    nxt = b.device(1, 2)
-    b.register(nxt)
+    nxt = new_epoch(b, 1, 2)
     b.commit()
     b.ingest(b.reports(nxt, 2))
     b.checkpoint()
@@ -565,11 +568,9 @@ def epoch_change_during_commit(b: Builder) -> None:
 def epoch_change_twice(b: Builder) -> None:
     (dev,) = honest_setup(b)
     b.ingest(b.reports(dev, 2))
-    second = b.device(1, 2)
-    b.register(second)
+    second = new_epoch(b, 1, 2)
     b.ingest(b.reports(second, 3))
-    third = b.device(1, 3)
-    b.register(third)
+    third = new_epoch(b, 1, 3)
     b.ingest(b.reports(third, 1))
     b.checkpoint()
 
@@ -579,8 +580,7 @@ def epoch_change_stale_reports(b: Builder) -> None:
     (dev,) = honest_setup(b)
     old = b.reports(dev, 3)
     b.ingest(old[:1])
-    nxt = b.device(1, 2)
-    b.register(nxt)
+    nxt = new_epoch(b, 1, 2)
     b.ingest(old[1:] + b.reports(nxt, 2) + old[:1])
     b.checkpoint()
 
@@ -590,8 +590,7 @@ def epoch_change_jump(b: Builder) -> None:
     (dev,) = honest_setup(b)
     b.ingest(b.reports(dev, 2))
     b.checkpoint()
-    nxt = b.device(1, 7, tag_len=8, policy_id=9)
-    b.register(nxt)
+    nxt = new_epoch(b, 1, 7, tag_len=8, policy_id=9)
     b.ingest(b.reports(nxt, 3) + b.reports(dev, 1))
     b.checkpoint()
 
@@ -600,8 +599,7 @@ def epoch_change_jump(b: Builder) -> None:
 def epoch_change_among_others(b: Builder) -> None:
     devs = honest_setup(b, 4)
     b.ingest([r for d in devs for r in b.reports(d, 2)])
-    nxt = b.device(2, 2)
-    b.register(nxt)
+    nxt = new_epoch(b, 2, 2)
     b.ingest([r for d in (devs[0], nxt, devs[2], devs[3]) for r in b.reports(d, 2)])
     b.checkpoint()
 
@@ -611,8 +609,7 @@ def epoch_change_then_revoke(b: Builder) -> None:
     (dev,) = honest_setup(b)
     b.ingest(b.reports(dev, 2))
     b.checkpoint()
-    nxt = b.device(1, 2)
-    b.register(nxt)
+    nxt = new_epoch(b, 1, 2)
     b.ingest(b.reports(nxt, 1))
     b.revoke(dev.dev_id)
     b.ingest(b.reports(nxt, 1))
@@ -676,8 +673,8 @@ def checkpoint_only_closes(b: Builder) -> None:
     devs = honest_setup(b, 2)
     b.ingest(b.reports(devs[0], 2))
     b.checkpoint()
-    b.register(b.device(1, 2))
-    b.register(b.device(2, 2))
+    new_epoch(b, 1, 2)
+    new_epoch(b, 2, 2)
     b.checkpoint()
 
 

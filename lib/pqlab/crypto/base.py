@@ -1,8 +1,10 @@
-"""The KEM and signature interfaces every backend implements, and their size records."""
+"""The KEM and signature interfaces every backend implements, their size records, and what the registry asks of a
+backend."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -111,3 +113,50 @@ class Signer(ABC):
 
     def __repr__(self) -> str:
         return f"<Signer {self.algorithm} via {self.backend}>"
+
+
+class Backend(ABC):
+    """What the registry asks of a backend: whether it is usable here and why, its version, the algorithms it offers
+    (by default every name in its tables: pqlab name -> the backend's own) and the shared library it loaded."""
+
+    def __init__(self, kems: Mapping[str, Any], signers: Mapping[str, Any]) -> None:
+        self._kems = kems
+        self._signers = signers
+
+    @abstractmethod
+    def availability(self) -> tuple[bool, str]:
+        """``(True, note)`` when the backend is usable here, else ``(False, why not)``."""
+
+    @abstractmethod
+    def version(self) -> str:
+        """The versions of what the backend runs on."""
+
+    def kem_algorithms(self) -> list[str]:
+        """The KEMs it offers here."""
+        return list(self._kems)
+
+    def signature_algorithms(self) -> list[str]:
+        """The signature schemes it offers here."""
+        return list(self._signers)
+
+    def library_file(self) -> str | None:
+        """The shared library file it loaded, where it can say."""
+        return None
+
+
+class PackageBackend(Backend):
+    """A backend usable exactly when its Python package imports; otherwise the reason opens with ``missing``."""
+
+    missing: str
+
+    @abstractmethod
+    def probe(self) -> None:
+        """Import what the backend needs; raises ImportError where it is missing."""
+
+    def availability(self) -> tuple[bool, str]:
+        """``(True, "ok")`` when ``probe`` imports, else ``(False, "<missing> (<the ImportError>)")``."""
+        try:
+            self.probe()
+        except ImportError as exc:
+            return False, f"{self.missing} ({exc})"
+        return True, "ok"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from pqlab.crypto.base import Kem, KeyPair, Signer, require_bytes
+from pqlab.crypto.base import Backend, Kem, KeyPair, Signer, require_bytes
 from pqlab.crypto.liboqs_probe import loaded_file, locate_liboqs
 from pqlab.errors import UnknownBackendError
 
@@ -40,18 +40,6 @@ BUILD_IDS = {
     "Falcon-512": "SIG_falcon_512", "MAYO-2": "SIG_mayo_2", "SNOVA-24-5-4": "SIG_snova_SNOVA_24_5_4",
     "UOV-Is-pkc": "SIG_uov_ov_Is_pkc",
 }
-
-
-def availability() -> tuple[bool, str]:
-    """Present only when a loadable liboqs shared library exists; never imports ``oqs`` to find out."""
-    location = locate_liboqs()
-    if not location.present:
-        return False, location.reason
-    try:
-        _oqs()
-    except (ImportError, RuntimeError, SystemExit) as exc:
-        return False, f"liboqs at {location.path} but liboqs-python unusable: {exc}"
-    return True, f"ok ({location.path})"
 
 
 class _WarningsOnly(logging.Filter):
@@ -87,42 +75,71 @@ def _oqs() -> Any:
     return oqs
 
 
-def library_file() -> str | None:
-    """The liboqs shared library file liboqs-python loaded (resolved through one of its functions)."""
-    return loaded_file(_oqs().native().OQS_version)
+class _LiboqsBackend(Backend):
+    """liboqs through liboqs-python, offering the mechanisms the loaded library has enabled."""
+
+    def availability(self) -> tuple[bool, str]:
+        """Present only when a loadable liboqs shared library exists; never imports ``oqs`` to find out."""
+        location = locate_liboqs()
+        if not location.present:
+            return False, location.reason
+        try:
+            _oqs()
+        except (ImportError, RuntimeError, SystemExit) as exc:
+            return False, f"liboqs at {location.path} but liboqs-python unusable: {exc}"
+        return True, f"ok ({location.path})"
+
+    def library_file(self) -> str | None:
+        """The liboqs shared library file liboqs-python loaded (resolved through one of its functions)."""
+        return loaded_file(_oqs().native().OQS_version)
+
+    def version(self) -> str:
+        """liboqs's and liboqs-python's versions."""
+        oqs = _oqs()
+        return f"liboqs {oqs.oqs_version()}, liboqs-python {oqs.oqs_python_version()}"
+
+    def kem_algorithms(self) -> list[str]:
+        """The KEMs in the table that the loaded liboqs has enabled."""
+        enabled = set(_oqs().get_enabled_kem_mechanisms())
+        return [name for name, mech in self._kems.items() if mech in enabled]
+
+    def signature_algorithms(self) -> list[str]:
+        """The signature schemes in the table that the loaded liboqs has enabled."""
+        enabled = set(_oqs().get_enabled_sig_mechanisms())
+        return [name for name, mech in self._signers.items() if mech in enabled]
 
 
-def version() -> str:
-    oqs = _oqs()
-    return f"liboqs {oqs.oqs_version()}, liboqs-python {oqs.oqs_python_version()}"
+BACKEND = _LiboqsBackend(_KEMS, _SIGNERS)
 
 
-def kem_algorithms() -> list[str]:
-    enabled = set(_oqs().get_enabled_kem_mechanisms())
-    return [name for name, mech in _KEMS.items() if mech in enabled]
-
-
-def signature_algorithms() -> list[str]:
-    enabled = set(_oqs().get_enabled_sig_mechanisms())
-    return [name for name, mech in _SIGNERS.items() if mech in enabled]
-
-
-class LiboqsKem(Kem):
-    """A liboqs KEM; the secret-key handle is the ``oqs.KeyEncapsulation`` object holding it."""
+class _LiboqsHolders:
+    """What a KEM and a signer share in liboqs-python: the mechanism, keygen into a fresh holder object (the
+    secret-key handle), and the secret key's length as that object exports it."""
 
     backend = NAME
 
-    def __init__(self, algorithm: str) -> None:
+    def __init__(self, algorithm: str, mechanism: str, holder: str) -> None:
         self.algorithm = algorithm
-        self._mechanism = _KEMS[algorithm]
-        self._encapsulator = _oqs().KeyEncapsulation(self._mechanism)
-        self._public_octets = int(self._encapsulator.length_public_key)
-        self._ciphertext_octets = int(self._encapsulator.length_ciphertext)
+        self._mechanism = mechanism
+        self._holder = getattr(_oqs(), holder)
 
     def keygen(self) -> KeyPair:
-        holder = _oqs().KeyEncapsulation(self._mechanism)
+        holder = self._holder(self._mechanism)
         public = bytes(holder.generate_keypair())
         return KeyPair(public, holder)
+
+    def secret_key_octets(self, secret_key: Any) -> int | None:
+        return len(secret_key.export_secret_key())
+
+
+class LiboqsKem(_LiboqsHolders, Kem):
+    """A liboqs KEM; the secret-key handle is the ``oqs.KeyEncapsulation`` object holding it."""
+
+    def __init__(self, algorithm: str) -> None:
+        super().__init__(algorithm, _KEMS[algorithm], "KeyEncapsulation")
+        self._encapsulator = self._holder(self._mechanism)
+        self._public_octets = int(self._encapsulator.length_public_key)
+        self._ciphertext_octets = int(self._encapsulator.length_ciphertext)
 
     def encaps(self, public_key: bytes) -> tuple[bytes, bytes]:
         public_key = require_bytes(public_key, "public_key", self._public_octets)
@@ -133,25 +150,14 @@ class LiboqsKem(Kem):
         ciphertext = require_bytes(ciphertext, "ciphertext", self._ciphertext_octets)
         return bytes(secret_key.decap_secret(ciphertext))
 
-    def secret_key_octets(self, secret_key: Any) -> int | None:
-        return len(secret_key.export_secret_key())
 
-
-class LiboqsSigner(Signer):
+class LiboqsSigner(_LiboqsHolders, Signer):
     """A liboqs signature scheme; the secret-key handle is the ``oqs.Signature`` object holding it."""
 
-    backend = NAME
-
     def __init__(self, algorithm: str) -> None:
-        self.algorithm = algorithm
-        self._mechanism = _SIGNERS[algorithm]
-        self._verifier = _oqs().Signature(self._mechanism)
+        super().__init__(algorithm, _SIGNERS[algorithm], "Signature")
+        self._verifier = self._holder(self._mechanism)
         self._public_octets = int(self._verifier.length_public_key)
-
-    def keygen(self) -> KeyPair:
-        holder = _oqs().Signature(self._mechanism)
-        public = bytes(holder.generate_keypair())
-        return KeyPair(public, holder)
 
     def sign(self, secret_key: Any, message: bytes, context: bytes = b"") -> bytes:
         if context:
@@ -167,6 +173,3 @@ class LiboqsSigner(Signer):
             return bool(self._verifier.verify(message, signature, public_key))
         except (RuntimeError, ValueError):
             return False
-
-    def secret_key_octets(self, secret_key: Any) -> int | None:
-        return len(secret_key.export_secret_key())

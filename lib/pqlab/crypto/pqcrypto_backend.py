@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from pqlab.crypto.base import Kem, KeyPair, Signer, require_bytes
+from pqlab.crypto.base import Kem, KeyPair, PackageBackend, Signer, require_bytes
 from pqlab.errors import CryptoInputError
 
 NAME = "pqcrypto"
@@ -22,39 +22,45 @@ _SIGNERS = {
 }
 
 
-def availability() -> tuple[bool, str]:
-    """Whether the pqcrypto wheel imports."""
-    try:
+class _PqcryptoBackend(PackageBackend):
+    """The pqcrypto wheel, usable when it imports."""
+
+    missing = "pqcrypto not installed"
+
+    def probe(self) -> None:
+        """Import the pqcrypto wheel."""
         importlib.import_module("pqcrypto")
-    except ImportError as exc:
-        return False, f"pqcrypto not installed ({exc})"
-    return True, "ok"
+
+    def version(self) -> str:
+        """The pqcrypto wheel's version."""
+        return f"pqcrypto {importlib.import_module('pqcrypto').__version__}"
 
 
-def version() -> str:
-    return f"pqcrypto {importlib.import_module('pqcrypto').__version__}"
+BACKEND = _PqcryptoBackend(_KEMS, _SIGNERS)
 
 
-def kem_algorithms() -> list[str]:
-    return list(_KEMS)
-
-
-def signature_algorithms() -> list[str]:
-    return list(_SIGNERS)
-
-
-class PqcryptoKem(Kem):
-    """A pqcrypto KEM module; secret keys are the expanded FIPS 203 bytes."""
+class _PqcryptoModule:
+    """What a KEM and a signer share in pqcrypto: the algorithm's module, keygen, and secret keys held as bytes."""
 
     backend = NAME
 
-    def __init__(self, algorithm: str) -> None:
+    def __init__(self, algorithm: str, module: str) -> None:
         self.algorithm = algorithm
-        self._module = importlib.import_module(f"pqcrypto.kem.{_KEMS[algorithm]}")
+        self._module = importlib.import_module(module)
 
     def keygen(self) -> KeyPair:
         public, secret = self._module.keygen()
         return KeyPair(bytes(public), bytes(secret))
+
+    def secret_key_octets(self, secret_key: Any) -> int | None:
+        return len(secret_key)
+
+
+class PqcryptoKem(_PqcryptoModule, Kem):
+    """A pqcrypto KEM module; secret keys are the expanded FIPS 203 bytes."""
+
+    def __init__(self, algorithm: str) -> None:
+        super().__init__(algorithm, f"pqcrypto.kem.{_KEMS[algorithm]}")
 
     def encaps(self, public_key: bytes) -> tuple[bytes, bytes]:
         public_key = require_bytes(public_key, "public_key", self._module.PUBLIC_KEY_SIZE)
@@ -68,23 +74,13 @@ class PqcryptoKem(Kem):
         ciphertext = require_bytes(ciphertext, "ciphertext", self._module.CIPHERTEXT_SIZE)
         return bytes(self._module.decaps(secret_key, ciphertext))
 
-    def secret_key_octets(self, secret_key: Any) -> int | None:
-        return len(secret_key)
 
-
-class PqcryptoSigner(Signer):
+class PqcryptoSigner(_PqcryptoModule, Signer):
     """A pqcrypto signature module; secret keys are the expanded FIPS 204/205 bytes."""
 
-    backend = NAME
-
     def __init__(self, algorithm: str) -> None:
-        self.algorithm = algorithm
-        self._module = importlib.import_module(f"pqcrypto.sign.{_SIGNERS[algorithm]}")
+        super().__init__(algorithm, f"pqcrypto.sign.{_SIGNERS[algorithm]}")
         self._invalid = importlib.import_module("pqcrypto").InvalidSignatureError
-
-    def keygen(self) -> KeyPair:
-        public, secret = self._module.keygen()
-        return KeyPair(bytes(public), bytes(secret))
 
     def sign(self, secret_key: Any, message: bytes, context: bytes = b"") -> bytes:
         return bytes(self._module.sign(secret_key, message, context or None))
@@ -97,6 +93,3 @@ class PqcryptoSigner(Signer):
         except (self._invalid, ValueError):
             return False
         return True
-
-    def secret_key_octets(self, secret_key: Any) -> int | None:
-        return len(secret_key)

@@ -40,13 +40,13 @@ def _module(name: str) -> ModuleType:
 @cache
 def backend_status(name: str) -> BackendStatus:
     """Probe one backend (cached for the process)."""
-    module = _module(name)
-    available, reason = module.availability()
+    backend = _module(name).BACKEND
+    available, reason = backend.availability()
     if not available:
         return BackendStatus(name, False, reason, None, (), ())
-    library = module.library_file() if hasattr(module, "library_file") else None
+    library = backend.library_file()
     return BackendStatus(
-        name, True, reason, module.version(), tuple(module.kem_algorithms()), tuple(module.signature_algorithms()),
+        name, True, reason, backend.version(), tuple(backend.kem_algorithms()), tuple(backend.signature_algorithms()),
         library,
     )
 

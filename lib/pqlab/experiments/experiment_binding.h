@@ -1,24 +1,29 @@
-/* Shared by the experiment bindings (_cycle, _symmetric): raising a typed pqlab error with keyword arguments, and
- * range-checked integer arguments — a Python int of any size is compared with the bounds before any conversion, so
- * nothing wraps; a failure raises through the binding's own typed error. */
+/* Shared by the native bindings (_amort_native, _cycle, _symmetric): raising a typed pqlab error with keyword
+ * arguments, and range-checked integer arguments — a Python int of any size is compared with the bounds before any
+ * conversion, so nothing wraps; a failure raises through the binding's own typed error. */
 #ifndef PQLAB_BENCH_BINDING_H
 #define PQLAB_BENCH_BINDING_H
 
 #include <Python.h>
 #include <stdio.h>
 
-/* Raise cls(message, **kwargs); kwargs is a new reference (consumed), NULL when building it failed (an exception is
- * then set already). Returns NULL. */
-static inline PyObject *pq_raise(PyObject *cls, PyObject *kwargs, const char *message) {
-    PyObject *args, *exc = NULL;
-    if (kwargs == NULL) return NULL;
-    args = Py_BuildValue("(s)", message);
-    if (args != NULL) exc = PyObject_Call(cls, args, kwargs);
+/* Raise cls(*args, **kwargs); args and kwargs are new references (consumed), either NULL when building it failed (an
+ * exception is then set already). Returns NULL. */
+static inline PyObject *pq_raise_with(PyObject *cls, PyObject *args, PyObject *kwargs) {
+    PyObject *exc = NULL;
+    if (args != NULL && kwargs != NULL) exc = PyObject_Call(cls, args, kwargs);
     if (exc != NULL) PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_XDECREF(exc);
     Py_XDECREF(args);
-    Py_DECREF(kwargs);
+    Py_XDECREF(kwargs);
     return NULL;
+}
+
+/* Raise cls(message, **kwargs); kwargs is a new reference (consumed), NULL when building it failed (an exception is
+ * then set already). Returns NULL. */
+static inline PyObject *pq_raise(PyObject *cls, PyObject *kwargs, const char *message) {
+    if (kwargs == NULL) return NULL;
+    return pq_raise_with(cls, Py_BuildValue("(s)", message), kwargs);
 }
 
 /* Raises the binding's typed error naming field; returns NULL. */

@@ -19,7 +19,7 @@ from types import ModuleType
 import numpy as np
 
 from pqlab.errors import SymmetricTimingError
-from pqlab.native_override import load_extension
+from pqlab.native_override import extension_status, require_extension
 
 EMPTY = "empty"
 HMAC = "hmac_sha256"                  # key applied on every call: the whole HMAC computation
@@ -37,19 +37,17 @@ LABELS = {
 
 def load() -> ModuleType:
     """The extension; SymmetricTimingError naming why when it is not built."""
-    found = load_extension("pqlab.experiments._symmetric")  # a sanitized build: PQLAB_SYMMETRIC_LIB (pqlab.experiments)
-    if isinstance(found, str):
-        raise SymmetricTimingError(f"the C timing loops are not available ({found}); "
-                                   "run `make setup` (needs libssl-dev)", field="pqlab.experiments._symmetric")
-    return found
+    # a sanitized build: PQLAB_SYMMETRIC_LIB (pqlab.experiments)
+    return require_extension("pqlab.experiments._symmetric", SymmetricTimingError,
+                             "the C timing loops are not available", "pqlab.experiments._symmetric")
 
 
 def status() -> tuple[bool, str]:
     """(available, what): the libcrypto the loops run against, or why they are unavailable."""
-    try:
-        module = load()
-    except SymmetricTimingError as exc:
-        return False, str(exc)
+    return extension_status(load, SymmetricTimingError, _operations_match)
+
+
+def _operations_match(module: ModuleType) -> tuple[bool, str]:
     if tuple(module.op_names()) != OPERATIONS:
         return False, f"pqlab.experiments._symmetric has operations {module.op_names()}, expected {OPERATIONS}"
     return True, module.openssl_version()

@@ -81,9 +81,8 @@ METRICS = DeviceOriginMetrics
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """The auditor table, one vs two tags, Fig. 5 and the metrics from the five raw files."""
     paths.check_writable(paths.derived, paths.amort_figs)
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
-    auditor, delays, tags, samples, builds = (frames[f"device_origin_{name}.parquet"] for name in
-                                              ("auditor", "delays", "tags", "prover", "chain_setup"))
+    (auditor, delays, tags, samples, builds), raw_metadata = raw_samples.read_named(
+        RAW, settings, paths, "auditor", "delays", "tags", "prover", "chain_setup")
     metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings)
     rate = settings.device_origin.report_rate_hz
     table = analysis.auditor_table(auditor, analysis.delay_summary(delays, rate), raw_metadata["components"])

@@ -80,8 +80,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     # the cost study's signature median first: an edited or truncated costs_metrics.json stops the run at once
     reference = image_runs.signature_reference(paths.derived / "costs_metrics.json",
                                                settings.full_image.reference_operation, paths.root)
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
-    samples, evictions = frames["full_image_samples.parquet"], frames["full_image_evictions.parquet"]
+    (samples, evictions), raw_metadata = raw_samples.read_named(RAW, settings, paths, "samples", "evictions")
     copy_digest = raw_metadata["copy_digest"]
     unreliable = image_runs.reliability(samples, copy_digest)
     table = image_runs.table5(samples, reference["median_us"], unreliable)

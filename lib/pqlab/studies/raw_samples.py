@@ -311,6 +311,13 @@ def read(raw: RawSpec, settings: StudyParams, paths: ProjectPaths) -> tuple[dict
     return frames, first
 
 
+def read_named(raw: RawSpec, settings: StudyParams, paths: ProjectPaths,
+               *names: str) -> tuple[list[pd.DataFrame], dict[str, Any]]:
+    """:func:`read`, with the frames of ``<stage>_<name>.parquet`` for ``names``, in that order."""
+    frames, metadata = read(raw, settings, paths)
+    return [frames[f"{raw.stage}_{name}.parquet"] for name in names], metadata
+
+
 def missing_error(raw: RawSpec, path: Path) -> RawSamplesError:
     return RawSamplesError(f"no raw samples: run `dvc repro {raw.measure_stage}` or `pqlab {raw.command} "
                            f"--measure-only`, or `pqlab raw import FILE`", field=str(path))

@@ -107,9 +107,8 @@ METRICS = RecoveryMetrics
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Table IV, restart loss, crash injection, reservation cost and sizing from the four raw files, then write."""
     paths.check_writable(paths.derived, paths.amort_figs)
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
-    arms, restart, crashes, reservations = (frames[f"recovery_{name}.parquet"] for name in
-                                            ("trials", "restart", "crashes", "reservations"))
+    (arms, restart, crashes, reservations), raw_metadata = raw_samples.read_named(
+        RAW, settings, paths, "trials", "restart", "crashes", "reservations")
     rp, tpm = settings.recovery, raw_metadata["tpm"]
     table4 = analysis.table4(arms)
     crash = analysis.crash_table(crashes)

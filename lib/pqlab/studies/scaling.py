@@ -117,9 +117,8 @@ METRICS = ScalingMetrics
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Table III, the checkpoint budget, isolation, re-keying parts and replay from the five raw files."""
     paths.check_writable(paths.derived, paths.amort_figs)
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
-    rounds, trials, counts, rekeying, replay = (frames[f"scaling_{name}.parquet"] for name in
-                                                ("rounds", "trials", "isolation", "rekey", "replay"))
+    (rounds, trials, counts, rekeying, replay), raw_metadata = raw_samples.read_named(
+        RAW, settings, paths, "rounds", "trials", "isolation", "rekey", "replay")
     parts = scaling.decompose(bytes.fromhex(raw_metadata["sample_report_hex"]),
                               int(trials["signature_octets"].iloc[0]), raw_metadata["wire_format"])
     table3 = analysis.summarise(trials, settings, parts)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from pqlab.amort.errors import FastpathError
-from pqlab.native_override import load_extension
+from pqlab.native_override import extension_status, require_extension
 
 ENV = "PQLAB_AMORT_NATIVE_LIB"
 MODULE = "pqlab.amort.native._amort_native"
@@ -17,17 +17,10 @@ MODULE = "pqlab.amort.native._amort_native"
 
 def load() -> ModuleType:
     """The extension module; FastpathError (naming the reason) when it is not built or does not load."""
-    found = load_extension(MODULE, ENV)
-    if isinstance(found, str):
-        raise FastpathError(f"the native AMORT-V1 fast path is not available ({found}); "
-                            "run `make setup` (needs libssl-dev)", field="path")
-    return found
+    return require_extension(MODULE, FastpathError, "the native AMORT-V1 fast path is not available", "path", ENV)
 
 
 def status() -> tuple[bool, str]:
     """(loaded, what): the extension file and the libcrypto it runs against, or why it is unavailable."""
-    try:
-        module = load()
-    except FastpathError as exc:
-        return False, str(exc)
-    return True, f"{module.__file__} ({module.openssl_version()})"
+    return extension_status(load, FastpathError,
+                            lambda module: (True, f"{module.__file__} ({module.openssl_version()})"))

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "amort_core.h"
+#include "experiment_binding.h"
 
 static PyObject *AmortError, *CodeEnum, *FastpathError, *PqlabError;
 
@@ -23,26 +24,19 @@ static PyObject *AmortError, *CodeEnum, *FastpathError, *PqlabError;
 
 /* Raise the exception for status, naming field; returns NULL. */
 static PyObject *raise_status(amort_status status, const char *field, const char *message) {
-    PyObject *cls, *code = NULL, *args = NULL, *kwargs = NULL, *exc = NULL;
+    PyObject *code, *args = NULL, *kwargs;
     const char *text = message ? message : amort_strerror(status);
     if (status == AMORT_E_NOMEM) return PyErr_NoMemory();
     kwargs = Py_BuildValue("{s:s}", "field", field);
     if (kwargs == NULL) return NULL;
-    if (status >= 1 && status <= AMORT_PROTOCOL_CODES) {
-        cls = AmortError;
-        code = PyObject_CallFunction(CodeEnum, "s", amort_status_name(status));
-        if (code != NULL) args = Py_BuildValue("(Os)", code, text);
-    } else {
-        cls = (status == AMORT_E_ARGUMENT || status == AMORT_E_CRYPTO) ? PqlabError : FastpathError;
-        args = Py_BuildValue("(s)", text);
+    if (status < 1 || status > AMORT_PROTOCOL_CODES) {
+        return pq_raise((status == AMORT_E_ARGUMENT || status == AMORT_E_CRYPTO) ? PqlabError : FastpathError, kwargs,
+                        text);
     }
-    if (args != NULL) exc = PyObject_Call(cls, args, kwargs);
-    if (exc != NULL) PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-    Py_XDECREF(exc);
-    Py_XDECREF(args);
+    code = PyObject_CallFunction(CodeEnum, "s", amort_status_name(status));
+    if (code != NULL) args = Py_BuildValue("(Os)", code, text);
     Py_XDECREF(code);
-    Py_DECREF(kwargs);
-    return NULL;
+    return pq_raise_with(AmortError, args, kwargs);
 }
 
 /* ---- argument conversion ------------------------------------------------------------------------------ */

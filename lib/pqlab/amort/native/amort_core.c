@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 #include <openssl/opensslv.h>
 #include <openssl/params.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -168,6 +169,23 @@ static amort_status crypto_init(amort_crypto *c) {
         return AMORT_E_CRYPTO;
     }
     return AMORT_OK;
+}
+
+/* A zeroed object of size octets whose amort_crypto member (at crypto_offset) is initialised; NULL with *status set
+ * (AMORT_E_NOMEM or AMORT_E_CRYPTO) and nothing left allocated when either step fails. */
+static void *alloc_with_crypto(size_t size, size_t crypto_offset, amort_status *status) {
+    unsigned char *object = calloc(1, size);
+    if (object == NULL) {
+        *status = AMORT_E_NOMEM;
+        return NULL;
+    }
+    if (crypto_init((amort_crypto *)(object + crypto_offset)) != AMORT_OK) {
+        free(object);
+        *status = AMORT_E_CRYPTO;
+        return NULL;
+    }
+    *status = AMORT_OK;
+    return object;
 }
 
 /* SHA-256(a || b || d); b and d may be empty. */
@@ -510,17 +528,14 @@ amort_status amort_controller_new_ex(amort_controller **out, const uint8_t contr
                                      uint8_t sig_alg, const amort_options *options) {
     amort_controller *ctl;
     amort_options o;
+    amort_status s;
     *out = NULL;
     if (options == NULL) amort_options_default(&o);
     else o = *options;
     if (!options_ok(&o)) return AMORT_E_ARGUMENT;
     if (sig_alg != 1 && sig_alg != 2) return AMORT_SIG_FAIL;
-    ctl = calloc(1, sizeof *ctl);
-    if (ctl == NULL) return AMORT_E_NOMEM;
-    if (crypto_init(&ctl->c) != AMORT_OK) {
-        free(ctl);
-        return AMORT_E_CRYPTO;
-    }
+    ctl = alloc_with_crypto(sizeof *ctl, offsetof(amort_controller, c), &s);
+    if (ctl == NULL) return s;
     memcpy(ctl->controller_id, controller_id, AMORT_ID_OCTETS);
     ctl->sig_alg = sig_alg;
     ctl->options = o;
@@ -1125,6 +1140,7 @@ amort_status amort_device_new_ex(amort_device **out, const uint8_t dev_id[AMORT_
                                  const amort_options *options, uint64_t next_seq) {
     amort_device *d;
     amort_options o;
+    amort_status status;
     uint8_t k[AMORT_KEY_OCTETS];
     uint32_t first; /* the segment holding key next_seq, whose keys `cur` starts with */
     *out = NULL;
@@ -1134,12 +1150,8 @@ amort_status amort_device_new_ex(amort_device **out, const uint8_t dev_id[AMORT_
     if (!tag_len_ok(tag_len)) return AMORT_TAGLEN_DOWNGRADE;
     if (chain_length < 1) return AMORT_CHAIN_FAIL;
     if (chain_length > AMORT_CHAIN_MAX) return AMORT_E_LIMIT;
-    d = calloc(1, sizeof *d);
-    if (d == NULL) return AMORT_E_NOMEM;
-    if (crypto_init(&d->c) != AMORT_OK) {
-        free(d);
-        return AMORT_E_CRYPTO;
-    }
+    d = alloc_with_crypto(sizeof *d, offsetof(amort_device, c), &status);
+    if (d == NULL) return status;
     memcpy(d->dev_id, dev_id, AMORT_ID_OCTETS);
     d->options = o;
     d->epoch = epoch;
