@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from pqlab import params
 from pqlab.errors import ParamsError
+from pqlab.paths import find_params, project_root
 
 DS = params.DesignSpaceParams()  # the design space's defaults (params.yaml sets none of them)
 ROLES = {"classical": "B", "drop_in": "D3", "smallest": "C5", "key_exchange": "C1"}  # the default roles
@@ -88,9 +89,9 @@ def test_find_params_walks_up_from_any_folder(tmp_path):
     (tmp_path / "params" / "params.yaml").write_text(REPO_PARAMS.read_text())
     deep = tmp_path / "notebooks" / "sub"
     deep.mkdir(parents=True)
-    assert params.find_params(deep) == (tmp_path / "params" / "params.yaml").resolve()
+    assert find_params(deep) == (tmp_path / "params" / "params.yaml").resolve()
     with pytest.raises(ParamsError, match=r"no params/params\.yaml"):
-        params.find_params(Path("/"))
+        find_params(Path("/"))
 
 
 def test_default_profile_comes_from_file():
@@ -155,7 +156,7 @@ def test_invalid_yaml_is_a_params_error(tmp_path):
 
 
 def test_project_root_is_parent_of_params_folder(tmp_path):
-    assert params.project_root(tmp_path / "params" / "params.yaml") == tmp_path.resolve()
+    assert project_root(tmp_path / "params" / "params.yaml") == tmp_path.resolve()
 
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**7), st.floats(allow_nan=True),

@@ -979,18 +979,3 @@ def dump_all(settings: StudyParams) -> dict[str, Any]:
         if info.exclude:
             dumped[name] = getattr(settings, name).model_dump(mode="json")
     return dumped
-
-
-def find_params(start: str | Path | None = None) -> Path:
-    """``params/params.yaml`` of the project containing ``start`` (default: the working directory)."""
-    here = Path(start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / "params" / "params.yaml"
-        if candidate.is_file():
-            return candidate
-    raise ParamsError(f"no params/params.yaml in {here} or any folder above it", field="params_path")
-
-
-def project_root(params_path: str | Path) -> Path:
-    """The project a params file belongs to: the parent of its ``params/`` folder."""
-    return Path(params_path).resolve().parent.parent
