@@ -8,6 +8,8 @@ from pydantic import Field
 
 from pqlab.config import Strict
 
+CheckpointSigner = Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"]  # the two checkpoint signatures of AMORT-V1
+
 
 class AmortParams(Strict):
     """AMORT-V1 implementation switches: which controller path runs the per-report work (pqlab.amort.fastpath),

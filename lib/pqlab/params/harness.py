@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from pqlab.amort.config import CheckpointSigner
 from pqlab.config import BackendChoice, Name, Strict, strictly_increasing
 
 
@@ -72,9 +73,6 @@ class ControlCycleParams(Strict):
                                                           min_length=1)
     cycles: int = Field(default=200, ge=10, le=10_000_000)
     warmup_cycles: int = Field(default=20, ge=0, le=1_000_000)
-
-
-CheckpointSigner = Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"]  # the two checkpoint signatures of AMORT-V1
 
 
 class AmortBaseline(Strict):

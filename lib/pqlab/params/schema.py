@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from pqlab.amort.config import AmortParams, AttackMatrixParams
+from pqlab.amort.config import AmortParams, AttackMatrixParams, CheckpointSigner
 from pqlab.amort.recovery.config import RecoveryParams
 from pqlab.case.config import TABLE1_NAMES, DesignSpaceParams, ExtendedDesignSpaceParams
 from pqlab.config import BackendChoice, Strict, powers_of_two, strictly_increasing
@@ -56,7 +56,7 @@ class ScalingParams(Strict):
 
     # Table III: one report per identity per checkpoint (batch = identity count), ML-DSA-65 checkpoints
     identities: tuple[int, ...] = Field(default=(10, 100, 1000, 4000, 10_000, 100_000), min_length=1)
-    checkpoint_signer: Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"] = "ML-DSA-65"
+    checkpoint_signer: CheckpointSigner = "ML-DSA-65"
     backend: BackendChoice = "auto"
     tag_len: Literal[8, 12, 16] = 16
     disclosure_tag: bool = False          # Table III's reports carry the evidence tag only (paper: ~99 B/report)
@@ -91,7 +91,7 @@ class DeviceOriginParams(Strict):
     """AMORT-V1 §V-F, Fig. 5: cold-auditor cost per report by audit level, one vs two tags, prover extra work."""
 
     k_values: tuple[int, ...] = Field(default=powers_of_two(6, 12), min_length=1)  # checkpoint interval k
-    checkpoint_signer: Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"] = "ML-DSA-65"
+    checkpoint_signer: CheckpointSigner = "ML-DSA-65"
     tag_len: Literal[8, 12, 16] = 16
     trials: int = Field(default=5, ge=1, le=100)     # fresh keys, controller, device and auditor per trial
     reps: int = Field(default=3, ge=1, le=1000)      # timed samples per trial and k

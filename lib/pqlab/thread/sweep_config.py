@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from pqlab.config import Strict
+from pqlab.thread.config import MAX_HOPS, Hops
 
 
 class InterferenceSweep(Strict):
@@ -15,7 +16,7 @@ class InterferenceSweep(Strict):
     base_scenario: str = "heavy_wifi"   # p_good and p_bad from this thread.scenarios entry
     occupancy_pct: tuple[float, ...] = Field(default=(5.0, 10.0, 20.0, 30.0, 40.0), min_length=1)
     mean_burst_ms: tuple[float, ...] = Field(default=(5.0, 10.0, 30.0, 60.0, 100.0), min_length=1)
-    hops: int = Field(default=3, ge=1, le=16)
+    hops: Hops = 3
 
     @model_validator(mode="after")
     def _in_range(self) -> InterferenceSweep:
@@ -40,8 +41,8 @@ class TimerSweep(Strict):
             raise ValueError("controller_interval_ms: every value must be in 1..3600000")
         if not all(0 <= v <= 3_600_000 for v in self.device_boost_ms):
             raise ValueError("device_boost_ms: every value must be in 0..3600000")
-        if not all(1 <= h <= 16 for h in self.hops):
-            raise ValueError("hops: every value must be in 1..16")
+        if not all(1 <= h <= MAX_HOPS for h in self.hops):
+            raise ValueError(f"hops: every value must be in 1..{MAX_HOPS}")
         return self
 
 
@@ -49,7 +50,7 @@ class SegmentScenario(Strict):
     """One line of Fig. 5: a configuration role (thread.figure_configs), hops and a loss scenario."""
 
     role: str
-    hops: int = Field(ge=1, le=16)
+    hops: Hops
     loss: str
 
 

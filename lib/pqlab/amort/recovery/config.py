@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
+from pqlab.amort.config import CheckpointSigner
 from pqlab.config import Strict
 
 
@@ -31,7 +30,7 @@ class RecoveryParams(Strict):
     clean_checkpoints: int = Field(default=2, ge=1, le=1000)  # the clean epoch sends this many × k reports
     max_restarts: int = Field(default=3, ge=1, le=1000)  # controller: ERR_RESTART_RATE beyond this many opens
     restart_window_ms: int = Field(default=60_000, ge=1, le=10**9)
-    checkpoint_signer: Literal["ML-DSA-65", "SLH-DSA-SHA2-128f"] = "ML-DSA-65"
+    checkpoint_signer: CheckpointSigner = "ML-DSA-65"
     sizing: RecoverySizingParams = Field(default_factory=RecoverySizingParams)
     trials: int = Field(default=1, ge=1, le=100_000)  # per Table IV cell (arm × restart/rollback)
     restart_trials: int = Field(default=1, ge=1, le=100_000)
