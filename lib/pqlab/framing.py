@@ -1,4 +1,5 @@
-"""6LoWPAN framing of Matter messages over 802.15.4, shared by the CASE size model and the Thread simulator.
+"""6LoWPAN framing of Matter messages over 802.15.4 and its constants (``FramingParams``), shared by the CASE size
+model and the Thread simulator.
 
 A Matter message of ``s`` payload bytes gains the Matter header (``framing.matter_header_bytes``) and is sent
 as one UDP datagram, or as ⌈(s + header)/1232⌉ datagrams when IPv6 fragmentation carries it (PQ-CASE §IV-C).

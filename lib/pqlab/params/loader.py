@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from pqlab.case import algorithms
 from pqlab.case.config import AUTH_MODES, CACHE_MODES, TABLE1_NAMES
 from pqlab.config import NAME_MAX_CHARS, read_yaml
-from pqlab.crypto import names as crypto_names
 from pqlab.errors import ParamsError
 from pqlab.params.schema import StudyParams
 from pqlab.thread.config import FIGURE_ROLES
-
-_CASE_SIGNATURES = tuple(algorithms.SIGNATURES)  # the CASE size model's registry, in its order
-_CASE_KEMS = tuple(algorithms.KEMS)
 
 # Sections whose values may differ by profile (sample sizes); each holds its own ``profiles:`` block.
 # Values that several stages read live in ``inputs`` / ``framing`` and are copied where a model needs them.
@@ -92,13 +88,15 @@ def _for_profile(data: dict[str, Any], chosen: str, names: tuple[str, ...], sour
     return merged, applied
 
 
-def _key_exchange_problem(name: Any) -> str | None:
-    parts = name.split("+") if isinstance(name, str) else []
-    if not 1 <= len(parts) <= 2 or len(set(parts)) != len(parts) or \
-            any(part != "P-256" and part not in _CASE_KEMS for part in parts):
-        return (f"{name!r} is not a key exchange: P-256, one of {', '.join(_CASE_KEMS)}, or a hybrid of two such as "
-                "P-256+ML-KEM-768")
-    return None
+def _key_exchange(kems: tuple[str, ...]) -> Callable[[Any], str | None]:
+    def check(name: Any) -> str | None:
+        parts = name.split("+") if isinstance(name, str) else []
+        if not 1 <= len(parts) <= 2 or len(set(parts)) != len(parts) or \
+                any(part != "P-256" and part not in kems for part in parts):
+            return (f"{name!r} is not a key exchange: P-256, one of {', '.join(kems)}, or a hybrid of two such as "
+                    "P-256+ML-KEM-768")
+        return None
+    return check
 
 
 def _one_of(known: tuple[Any, ...], what: str) -> Callable[[Any], str | None]:
@@ -114,27 +112,35 @@ def _mode_problem(text: Any) -> str | None:
     return f"{text!r} is not auth/cached with auth in {AUTH_MODES} and cached in {CACHE_MODES}"
 
 
-# (section, field) -> a check of one name; a tuple field is checked member by member.
-_NAME_CHECKS = {
-    ("costs", "kem"): _one_of(crypto_names.KEMS, "a KEM of any pqlab backend"),
-    ("costs", "signers"): _one_of(crypto_names.SIGNATURES, "a signature algorithm of any pqlab backend"),
-    ("costs", "comparison_signer"): _one_of(crypto_names.SIGNATURES, "a signature algorithm of any pqlab backend"),
-    ("case_sizes", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
-    ("case_sizes", "resumption_key_exchanges"): _key_exchange_problem,
-    ("case_sizes", "real_material"): _one_of(TABLE1_NAMES, "a Table I configuration"),
-    ("design_space", "key_exchanges"): _key_exchange_problem,
-    ("design_space", "noc"): _one_of(_CASE_SIGNATURES, "a CASE signature algorithm"),
-    ("design_space", "icac"): _one_of((None, *_CASE_SIGNATURES), "null or a CASE signature algorithm"),
-    ("design_space", "rcac"): _one_of(_CASE_SIGNATURES, "a CASE signature algorithm"),
-    ("design_space", "modes"): _mode_problem,
-    ("design_space", "static_kem"): _one_of(_CASE_KEMS, "a CASE KEM"),
-    ("design_space", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
-    ("extended_design_space", "add_key_exchanges"): _key_exchange_problem,
-    ("extended_design_space", "add_noc"): _one_of(_CASE_SIGNATURES, "a CASE signature algorithm"),
-    ("extended_design_space", "add_icac"): _one_of(_CASE_SIGNATURES, "a CASE signature algorithm"),
-    ("extended_design_space", "add_rcac"): _one_of(_CASE_SIGNATURES, "a CASE signature algorithm"),
-    ("thread", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
-}
+@functools.cache
+def _name_checks() -> dict[tuple[str, str], Callable[[Any], str | None]]:
+    """(section, field) -> a check of one name; a tuple field is checked member by member. The registries are the
+    domain modules' own, imported when the first document is checked (importing pqlab.params stays light)."""
+    from pqlab.case import algorithms
+    from pqlab.crypto import names as crypto
+
+    signatures, kems = tuple(algorithms.SIGNATURES), tuple(algorithms.KEMS)  # the CASE size model's, in its order
+    key_exchange = _key_exchange(kems)
+    return {
+        ("costs", "kem"): _one_of(crypto.KEMS, "a KEM of any pqlab backend"),
+        ("costs", "signers"): _one_of(crypto.SIGNATURES, "a signature algorithm of any pqlab backend"),
+        ("costs", "comparison_signer"): _one_of(crypto.SIGNATURES, "a signature algorithm of any pqlab backend"),
+        ("case_sizes", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
+        ("case_sizes", "resumption_key_exchanges"): key_exchange,
+        ("case_sizes", "real_material"): _one_of(TABLE1_NAMES, "a Table I configuration"),
+        ("design_space", "key_exchanges"): key_exchange,
+        ("design_space", "noc"): _one_of(signatures, "a CASE signature algorithm"),
+        ("design_space", "icac"): _one_of((None, *signatures), "null or a CASE signature algorithm"),
+        ("design_space", "rcac"): _one_of(signatures, "a CASE signature algorithm"),
+        ("design_space", "modes"): _mode_problem,
+        ("design_space", "static_kem"): _one_of(kems, "a CASE KEM"),
+        ("design_space", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
+        ("extended_design_space", "add_key_exchanges"): key_exchange,
+        ("extended_design_space", "add_noc"): _one_of(signatures, "a CASE signature algorithm"),
+        ("extended_design_space", "add_icac"): _one_of(signatures, "a CASE signature algorithm"),
+        ("extended_design_space", "add_rcac"): _one_of(signatures, "a CASE signature algorithm"),
+        ("thread", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
+    }
 
 
 def _problems(settings: StudyParams) -> Iterator[tuple[tuple[Any, ...], str]]:
@@ -146,7 +152,7 @@ def _problems(settings: StudyParams) -> Iterator[tuple[tuple[Any, ...], str]]:
         for name in type(model).model_fields:
             value = getattr(model, name)
             members = value if isinstance(value, tuple) else (value,)
-            check = _NAME_CHECKS.get((section, name))
+            check = _name_checks().get((section, name))
             for index, member in enumerate(members):
                 problem = check(member) if check else None
                 if problem is None and isinstance(value, tuple) and member in value[:index]:
