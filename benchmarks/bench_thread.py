@@ -18,9 +18,9 @@ from pathlib import Path
 from pqlab import machine
 from pqlab import params as params_module
 from pqlab.io import write_json
-from pqlab.params import ThreadParams
 from pqlab.thread import core
 from pqlab.thread.case_inputs import table1_inputs
+from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import grid_points, run_grid
 from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
 from pqlab.thread.reference import simulate

@@ -66,8 +66,8 @@ def exercise_thread(rounds: int) -> None:
     import copy
 
     from pqlab.errors import SimulationError
-    from pqlab.params import ThreadParams
     from pqlab.thread import _core, core
+    from pqlab.thread.config import ThreadParams
     from pqlab.thread.model import Scenario, build_plan
 
     plan = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"), ThreadParams())

@@ -10,10 +10,11 @@ import yaml
 
 from pqlab import params
 from pqlab.analysis import assumptions as assumption_analysis
-from pqlab.params import AssumptionsParams, ThreadParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import assumptions as study
 from pqlab.thread import assumptions
+from pqlab.thread.config import ThreadParams
+from pqlab.thread.sweep_config import AssumptionsParams
 
 
 def test_sets_cross_rules_and_ack_loss_then_add_single_changes():

@@ -13,7 +13,7 @@ import pytest
 
 from pqlab.cache import LOCK, MANIFEST, PartStore
 from pqlab.errors import BusyError
-from pqlab.params import ThreadParams
+from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import grid_points, run_grid
 from tests import faults
 

@@ -14,7 +14,7 @@ from pqlab import crypto, framing
 from pqlab.case import algorithms, certificates, configurations, messages, tlv
 from pqlab.case.configurations import TABLE1, CaseConfig, CaseConfigError, case_message_sizes, handshake
 from pqlab.case.material import RealMaterial, SizedMaterial
-from pqlab.params import FramingParams
+from pqlab.framing import FramingParams
 
 # ------------------------------------------------------------------------------ templates vs vectors
 

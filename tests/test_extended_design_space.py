@@ -13,7 +13,7 @@ from pqlab.case import design_tables
 from pqlab.case import extended_space as ext
 from pqlab.case.device_compute import load_cycles
 from pqlab.errors import ParamsError
-from pqlab.paths import ProjectPaths
+from pqlab.paths import ProjectPaths, find_params
 from pqlab.studies import extended_design_space
 
 
@@ -90,7 +90,7 @@ def test_the_stage_is_byte_stable_and_its_figure_is_named_after_its_function(pro
 
 
 def test_the_section_stays_out_of_every_other_stages_provenance():
-    settings = params.load(params.find_params(), "quick")
+    settings = params.load(find_params(), "quick")
     assert "extended_design_space" not in settings.model_dump()
     assert "extended_design_space" in params.dump_all(settings)
 

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from pqlab import params
 from pqlab.errors import ParamsError
+from pqlab.params.loader import _yaml_lists_to_tuples
+from pqlab.paths import find_params, project_root
 
 DS = params.DesignSpaceParams()  # the design space's defaults (params.yaml sets none of them)
 ROLES = {"classical": "B", "drop_in": "D3", "smallest": "C5", "key_exchange": "C1"}  # the default roles
@@ -41,7 +43,7 @@ def test_params_file_restates_no_default():
             if key == "profiles":
                 continue
             default = model.model_fields[key].get_default(call_default_factory=True)
-            assert params._yaml_lists_to_tuples(value) != default, f"{section}.{key} restates its default"
+            assert _yaml_lists_to_tuples(value) != default, f"{section}.{key} restates its default"
 
 
 def test_shared_blocks_reach_the_simulator():
@@ -88,9 +90,9 @@ def test_find_params_walks_up_from_any_folder(tmp_path):
     (tmp_path / "params" / "params.yaml").write_text(REPO_PARAMS.read_text())
     deep = tmp_path / "notebooks" / "sub"
     deep.mkdir(parents=True)
-    assert params.find_params(deep) == (tmp_path / "params" / "params.yaml").resolve()
+    assert find_params(deep) == (tmp_path / "params" / "params.yaml").resolve()
     with pytest.raises(ParamsError, match=r"no params/params\.yaml"):
-        params.find_params(Path("/"))
+        find_params(Path("/"))
 
 
 def test_default_profile_comes_from_file():
@@ -155,7 +157,7 @@ def test_invalid_yaml_is_a_params_error(tmp_path):
 
 
 def test_project_root_is_parent_of_params_folder(tmp_path):
-    assert params.project_root(tmp_path / "params" / "params.yaml") == tmp_path.resolve()
+    assert project_root(tmp_path / "params" / "params.yaml") == tmp_path.resolve()
 
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**7), st.floats(allow_nan=True),
@@ -179,20 +181,27 @@ def test_any_value_either_validates_or_raises_params_error(key, value):
         assert kept == (tuple(value) if isinstance(value, list) else value)
 
 
-def test_the_name_lists_agree_with_the_registries_that_use_them():
-    """Names are checked at load against lists in pqlab.params; each must equal the registry of its module."""
+def test_the_names_checked_at_load_are_the_domain_registries():
+    """The loader checks names against the domain modules' own registries (one definition each), and what is
+    still written twice by nature agrees: the backends' maps with the crypto names, Table I's rows with its names."""
     from pqlab.case import algorithms, configurations, design_tables
-    from pqlab.crypto import liboqs_backend, openssl_backend, pqcrypto_backend
+    from pqlab.case import config as case_config
+    from pqlab.crypto import liboqs_backend, names, openssl_backend, pqcrypto_backend
+    from pqlab.thread import config as thread_config
     from pqlab.thread import model
 
     backends = (liboqs_backend, openssl_backend, pqcrypto_backend)
-    assert set(params.CRYPTO_KEMS) == {k for b in backends for k in b._KEMS}
-    assert set(params.CRYPTO_SIGNATURES) == {s for b in backends for s in b._SIGNERS}
-    assert set(params.CASE_SIGNATURES) == set(algorithms.SIGNATURES)
-    assert set(params.CASE_KEMS) == set(algorithms.KEMS)
-    assert params.CASE_AUTH_MODES == design_tables.AUTH_MODES and params.CASE_CACHE_MODES == design_tables.CACHE_MODES
-    assert params.THREAD_TRANSPORTS == model.TRANSPORTS
-    assert params.TABLE1_NAMES == tuple(c.name for c in configurations.TABLE1)
+    assert set(names.KEMS) == {k for b in backends for k in b._KEMS}
+    assert set(names.SIGNATURES) == {s for b in backends for s in b._SIGNERS}
+    assert design_tables.AUTH_MODES is case_config.AUTH_MODES and design_tables.CACHE_MODES is case_config.CACHE_MODES
+    assert model.TRANSPORTS is thread_config.TRANSPORTS
+    assert case_config.TABLE1_NAMES == tuple(c.name for c in configurations.TABLE1)
+    raw = _raw()
+    raw["design_space"]["static_kem"] = "ML-KEM-7680"
+    with pytest.raises(ParamsError) as caught:
+        params.resolve(raw, "quick")
+    assert f"design_space.static_kem: 'ML-KEM-7680' is not a CASE KEM; known: {', '.join(algorithms.KEMS)}" \
+        in str(caught.value)
 
 
 @pytest.mark.parametrize(("mutate", "fragment"), [

@@ -123,11 +123,11 @@ def test_the_parser_reads_defines_and_enums(tmp_path):
 
 
 def test_python_duplicates_are_one_definition_imported():
-    from pqlab import params
+    from pqlab import framing, params
     from pqlab.amort import mutations
     from pqlab.case import configurations
 
-    assert configurations.MAX_APP_MESSAGE_OCTETS is params.MAX_APP_MESSAGE_OCTETS
-    assert params.FramingParams().max_app_payload == params.MAX_APP_MESSAGE_OCTETS
+    assert configurations.MAX_APP_MESSAGE_OCTETS is framing.MAX_APP_MESSAGE_OCTETS
+    assert framing.FramingParams().max_app_payload == framing.MAX_APP_MESSAGE_OCTETS
     assert "record_octets" not in params.CostsParams.model_fields  # the record's length is the protocol's
     assert mutations.RECORD_OCTETS is RECORD_OCTETS and RECORD_LAYOUT["version"][1] in mutations.STRUCTURAL

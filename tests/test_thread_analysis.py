@@ -6,8 +6,8 @@ import itertools
 
 import pandas as pd
 
-from pqlab.params import ThreadParams
 from pqlab.thread import analysis
+from pqlab.thread.config import ThreadParams
 
 LOSSES = ("none", "heavy_wifi")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pqlab.params import ThreadParams, ThreadSwitches
 from pqlab.thread import bounds
+from pqlab.thread.config import ThreadParams, ThreadSwitches
 from pqlab.thread.model import Scenario, build_plan
 from pqlab.thread.reference import DOWN, Handshake
 

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pqlab.errors import SimulationError
-from pqlab.params import LossScenario, ThreadParams
 from pqlab.thread import _core, core, reference
+from pqlab.thread.config import LossScenario, ThreadParams
 from pqlab.thread.core import _plan_args
 from pqlab.thread.model import Scenario, build_plan
 

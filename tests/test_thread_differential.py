@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from pqlab.errors import SimulationError
-from pqlab.params import ThreadParams, ThreadSwitches
 from pqlab.thread import _core, core
+from pqlab.thread.config import ThreadParams, ThreadSwitches
 from pqlab.thread.model import LATER_INT_FIELDS, TRANSPORTS, Scenario, build_plan
 from pqlab.thread.reference import simulate, simulate_traced
 

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pqlab.params import ThreadParams
 from pqlab.stats import median_ci
 from pqlab.thread.analysis import one_label_per_fitting_config
+from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import SCHEDULER_ENV, GridPoint, grid_points, run_grid, simulate_points
 from pqlab.thread.summary import summarise
 

@@ -7,7 +7,8 @@ import yaml
 
 from pqlab import framing, params
 from pqlab.errors import ParamsError
-from pqlab.params import FramingParams, ThreadParams, ThreadSwitches
+from pqlab.framing import FramingParams
+from pqlab.thread.config import ThreadParams, ThreadSwitches
 from pqlab.thread.model import Scenario, ScenarioError, build_plan
 from pqlab.thread.prng import Xoshiro256, splitmix64
 from pqlab.thread.reference import simulate
@@ -203,7 +204,8 @@ def test_handshake_frames_matches_a_loss_free_simulation():
 
 def test_the_reported_psdu_limit_is_the_one_the_framing_uses():
     """One max_psdu_bytes (framing's): the Thread section's copy was echoed into the metrics and used by nothing."""
-    from pqlab.params import FramingParams, ThreadParams
+    from pqlab.framing import FramingParams
+    from pqlab.thread.config import ThreadParams
     from pqlab.thread.intervals import model_parameters
 
     assert "max_psdu_bytes" not in ThreadParams.model_fields

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pqlab.errors import SimulationError
-from pqlab.framing import frame_psdus
-from pqlab.params import FramingParams, ThreadParams, ThreadSwitches
+from pqlab.framing import FramingParams, frame_psdus
 from pqlab.thread import core, reference
+from pqlab.thread.config import ThreadParams, ThreadSwitches
 from pqlab.thread.model import Scenario, ScenarioError, build_plan
 
 PARAMS = ThreadParams()

@@ -65,10 +65,10 @@ def _params(args: argparse.Namespace) -> int:
 def _settings_and_paths(args: argparse.Namespace):
     """The validated params and the project folder a study command writes under."""
     from pqlab import params
-    from pqlab.paths import ProjectPaths
+    from pqlab.paths import ProjectPaths, project_root
 
     settings = params.load(args.params, args.profile)
-    root = Path(args.out_dir) if getattr(args, "out_dir", None) else params.project_root(args.params)
+    root = Path(args.out_dir) if getattr(args, "out_dir", None) else project_root(args.params)
     if not getattr(args, "out_dir", None):
         print(f"writing under {root.resolve()} (the project of {args.params}; --out-dir FOLDER writes elsewhere)")
     return settings, ProjectPaths(root.resolve(), Path(args.params).resolve().parent)  # inputs: --params' folder

@@ -88,17 +88,17 @@ def add_parser(sub: Any) -> None:
 def _settings(args: argparse.Namespace):
     from pqlab import params
     from pqlab.errors import ParamsError
-    from pqlab.paths import ProjectPaths
+    from pqlab.paths import ProjectPaths, find_params, project_root
 
     if args.params:
         path = Path(args.params)
     else:
         try:
-            path = params.find_params()
+            path = find_params()
         except ParamsError:  # not inside a project: the checkout pqlab is installed from
-            path = params.find_params(Path(__file__).resolve())
+            path = find_params(Path(__file__).resolve())
     settings = params.load(path, args.profile)
-    return settings, path, ProjectPaths(params.project_root(path))
+    return settings, path, ProjectPaths(project_root(path))
 
 
 def _given(args: argparse.Namespace, names: Any) -> dict[str, Any]:

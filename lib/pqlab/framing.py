@@ -1,4 +1,5 @@
-"""6LoWPAN framing of Matter messages over 802.15.4, shared by the CASE size model and the Thread simulator.
+"""6LoWPAN framing of Matter messages over 802.15.4 and its constants (``FramingParams``), shared by the CASE size
+model and the Thread simulator.
 
 A Matter message of ``s`` payload bytes gains the Matter header (``framing.matter_header_bytes``) and is sent
 as one UDP datagram, or as ⌈(s + header)/1232⌉ datagrams when IPv6 fragmentation carries it (PQ-CASE §IV-C).
@@ -13,7 +14,37 @@ The defaults are the paper's model (IPHC 9 B, no rounding): 13 frames per 1232-B
 
 from __future__ import annotations
 
-from pqlab.params import FramingParams
+from pydantic import Field
+
+from pqlab.config import Strict
+
+# Matter's kMaxAppMessageLen: 1280 - 48 - 38 - 16 (MessageHeader.h, SystemConfig.h); the one definition, which the
+# CASE size model (pqlab.case.configurations) and the what-if figures import.
+MAX_APP_MESSAGE_OCTETS = 1178
+
+
+class FramingParams(Strict):
+    """Matter / 6LoWPAN / 802.15.4 constants shared by the CASE size model and the Thread simulator.
+
+    Defaults are the PQ-CASE paper's model (13 frames per 1232-B datagram at one hop); OpenThread's own
+    mesh-local addressing compresses to 25 B and rounds non-final fragments (see ``pqlab.framing``).
+    """
+
+    max_app_payload: int = Field(default=MAX_APP_MESSAGE_OCTETS, ge=64, le=65535)
+    matter_header_bytes: int = Field(default=26, ge=0, le=256)    # message header with node id 16 + payload hdr 10
+    max_psdu_bytes: int = Field(default=127, ge=32, le=2047)
+    mac_overhead_bytes: int = Field(default=21, ge=0, le=64)      # MAC header + aux security + MIC-32 + FCS
+    iphc_bytes: int = Field(default=9, ge=2, le=64)               # IPHC + UDP NHC, both IIDs derivable
+    frag1_header_bytes: int = Field(default=4, ge=0, le=16)
+    fragn_header_bytes: int = Field(default=5, ge=0, le=16)
+    mesh_header_bytes: int = Field(default=5, ge=0, le=16)
+    deep_mesh_header_bytes: int = Field(default=6, ge=0, le=16)
+    fragment_granularity: int = Field(default=8, ge=1, le=64)
+    ip6_fragment_payload: int = Field(default=1232, ge=8, le=65535)  # 1280 - 40 - 8: UDP payload per datagram
+    ip6_fragment_header_bytes: int = Field(default=8, ge=0, le=64)
+    ip6_max_assembled: int = Field(default=2000, ge=1280, le=1 << 20)
+    openthread_iphc_bytes: int = Field(default=25, ge=2, le=64)   # ML-EID to ML-EID, shown beside the default
+
 
 
 def mesh_header_bytes(framing: FramingParams, *, multi_hop: bool, deep_mesh: bool = False) -> int:

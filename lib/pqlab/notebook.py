@@ -44,7 +44,7 @@ def locate_params(params_path: str | Path = DEFAULT_PARAMS_PATH) -> Path:
     to the repository pqlab is installed from, so ``papermill notebooks/01_….ipynb out.ipynb`` works from the
     repository root too. Any other missing path is a ParamsError.
     """
-    from pqlab.params import find_params
+    from pqlab.paths import find_params
 
     path = Path(params_path)
     if path.is_file():
@@ -62,8 +62,7 @@ def project_paths(params_path: str | Path, pipeline: bool) -> Any:
     """Where a study notebook writes (a :class:`pqlab.paths.ProjectPaths`): the project when ``dvc repro`` runs it
     (``pipeline = True``); opened by hand, the scratch project ``<project>/exploration/``, which reads the same
     ``params/`` but never overwrites the pipeline's data/ and paper_figs/ (says so in one line)."""
-    from pqlab.params import project_root
-    from pqlab.paths import ProjectPaths
+    from pqlab.paths import ProjectPaths, project_root
 
     root = project_root(params_path)
     if pipeline:

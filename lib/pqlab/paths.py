@@ -1,10 +1,12 @@
-"""Where a project's outputs live (its root, or ``--out-dir``) and where its inputs come from (``params/``)."""
+"""Where a project's outputs live (its root, or ``--out-dir``), where its inputs come from (``params/``), and how
+``params/params.yaml`` is found."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from pqlab.errors import ParamsError
 from pqlab.io import ensure_writable_dir
 
 
@@ -67,3 +69,18 @@ class ProjectPaths:
         for folder in folders:
             ensure_writable_dir(folder, field=f"output folder {folder.relative_to(self.root)}"
                                 if folder.is_relative_to(self.root) else "output folder")
+
+
+def find_params(start: str | Path | None = None) -> Path:
+    """``params/params.yaml`` of the project containing ``start`` (default: the working directory)."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "params" / "params.yaml"
+        if candidate.is_file():
+            return candidate
+    raise ParamsError(f"no params/params.yaml in {here} or any folder above it", field="params_path")
+
+
+def project_root(params_path: str | Path) -> Path:
+    """The project a params file belongs to: the parent of its ``params/`` folder."""
+    return Path(params_path).resolve().parent.parent

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pqlab.params import ThreadParams
 from pqlab.thread import bounds
 from pqlab.thread.analysis import drop_in_ratios
+from pqlab.thread.config import ThreadParams
 from pqlab.thread.model import MESSAGES
 
 

@@ -18,7 +18,7 @@ from pqlab.case.certificates import Chain, build_chain, parts_of
 from pqlab.case.material import Material, SizedMaterial
 from pqlab.case.messages import Message, SessionParameters
 from pqlab.errors import PqlabError
-from pqlab.params import MAX_APP_MESSAGE_OCTETS  # kMaxAppMessageLen, re-exported for the size model's callers
+from pqlab.framing import MAX_APP_MESSAGE_OCTETS  # kMaxAppMessageLen, re-exported for the size model's callers
 
 Auth = Literal["sig", "kem", "kem-pdk"]
 Cached = Literal["none", "responder", "both"]

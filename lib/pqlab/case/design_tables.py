@@ -5,13 +5,11 @@ from __future__ import annotations
 import pandas as pd
 
 from pqlab.case import design_space as ds
+from pqlab.case.config import AUTH_MODES, CACHE_MODES, DesignSpaceParams
 from pqlab.case.configurations import TABLE1, CaseConfigError, table1_config
 from pqlab.case.device_compute import CycleTable, device_pq_ms, responder_operations
 from pqlab.errors import ParamsError
-from pqlab.params import DesignSpaceParams
 
-AUTH_MODES = ("sig", "kem", "kem-pdk")
-CACHE_MODES = ("none", "responder", "both")
 RESTRICTIONS = {"fips": (ds.FAMILY_FIPS,), "fips_falcon": (ds.FAMILY_FIPS, ds.FAMILY_FALCON), "all": ds.FAMILIES}
 
 

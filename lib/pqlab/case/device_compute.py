@@ -9,8 +9,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pqlab.case.configurations import CaseConfig
+from pqlab.config import read_table
 from pqlab.errors import ParamsError
-from pqlab.params import read_table
 
 CLASSICAL = frozenset({"P-256", "ECDSA-P256", "ECDH-P256"})
 

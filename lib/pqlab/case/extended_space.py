@@ -20,10 +20,10 @@ from tqdm.auto import tqdm
 from pqlab.case import design_space as ds
 from pqlab.case import design_tables
 from pqlab.case.certificates import parts_of
+from pqlab.case.config import DesignSpaceParams, ExtendedDesignSpaceParams
 from pqlab.case.configurations import CaseConfig, CaseConfigError
 from pqlab.case.device_compute import CycleTable
 from pqlab.errors import ParamsError
-from pqlab.params import DesignSpaceParams, ExtendedDesignSpaceParams
 
 HQC = frozenset({"HQC-1", "HQC-3", "HQC-5"})
 FN_DSA = frozenset({"Falcon-512", "FN-DSA-512", "FN-DSA-1024"})

@@ -14,11 +14,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from pqlab.case.device_compute import CLASSICAL, CycleTable
+from pqlab.config import Strict, read_table
 from pqlab.errors import ParamsError
-from pqlab.params import read_table
 
 IMPLEMENTATIONS_FILE = "pqm4_implementations.yaml"  # in the project's params/ folder
 Operation = Literal["encaps", "decaps", "sign", "verify"]
@@ -28,11 +28,7 @@ PORTABLE_NAMES = ("clean", "ref")  # PQClean's and the submitters' portable C, i
 NO_NUMBER = "no Cortex-M4 cycle count published"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class Pqm4Algorithm(_Strict):
+class Pqm4Algorithm(Strict):
     """One algorithm: its pqm4 scheme (None: pqm4 has none) and each implementation's cycles per operation."""
 
     pqm4_scheme: str | None
@@ -51,7 +47,7 @@ class Pqm4Algorithm(_Strict):
         return self
 
 
-class Pqm4Table(_Strict):
+class Pqm4Table(Strict):
     """The whole file: the pqm4 commit the numbers come from and every algorithm."""
 
     source_commit: str = Field(min_length=7)

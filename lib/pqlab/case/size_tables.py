@@ -17,7 +17,7 @@ from pqlab.case.configurations import (
 )
 from pqlab.case.material import RealMaterial, SizedMaterial
 from pqlab.errors import ParamsError
-from pqlab.params import FramingParams
+from pqlab.framing import FramingParams
 
 MESSAGES = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")
 

@@ -17,7 +17,7 @@ import numpy as np
 from pqlab.amort import amortisation as eq1
 from pqlab.errors import PqlabError
 from pqlab.figures import style
-from pqlab.params import MAX_APP_MESSAGE_OCTETS
+from pqlab.framing import MAX_APP_MESSAGE_OCTETS
 from pqlab.thread.model import MESSAGES
 from pqlab.whatif.amort import AmortAnswer
 from pqlab.whatif.case import CaseAnswer
@@ -88,15 +88,16 @@ def explorer_choices(scenarios: Sequence[str]) -> dict[str, tuple]:
     transports, and the checkpoint signers some backend here offers."""
     from pqlab import crypto
     from pqlab.case import algorithms
-    from pqlab.params import CASE_AUTH_MODES, CASE_CACHE_MODES, CRYPTO_SIGNATURES
+    from pqlab.case.config import AUTH_MODES, CACHE_MODES
+    from pqlab.crypto import names
 
     signatures = tuple(algorithms.SIGNATURES)
     return {
         "key_exchange": ("P-256", "P-256+ML-KEM-768", *algorithms.KEMS),
         "signature": signatures, "icac": ("none", *signatures),
-        "mode": tuple(f"{a}/{c}" for a in CASE_AUTH_MODES for c in CASE_CACHE_MODES),
+        "mode": tuple(f"{a}/{c}" for a in AUTH_MODES for c in CACHE_MODES),
         "interference": tuple(scenarios), "transport": ("best", "ipv6", "pull", "block"),
-        "signer": tuple(s for s in CRYPTO_SIGNATURES if crypto.backends_offering(s)),
+        "signer": tuple(s for s in names.SIGNATURES if crypto.backends_offering(s)),
     }
 
 

@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from pqlab.config import read_yaml
 from pqlab.errors import ParamsError
-from pqlab.params import read_yaml
 from pqlab.report.expressions import ExpressionError, names
 from pqlab.typed_metrics import StageMetrics, declared, stage_model
 

@@ -10,7 +10,8 @@ from pqlab import framing, machine
 from pqlab.case import algorithms, size_tables
 from pqlab.case.configurations import case_message_sizes, table1_config
 from pqlab.figures.case_sizes import fig1_case_sizes
-from pqlab.params import FramingParams, StudyParams
+from pqlab.framing import FramingParams
+from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pqlab import machine
-from pqlab.params import StudyParams, ThreadParams
+from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
+from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import GridPoint, clean_parts, run_grid
 
 

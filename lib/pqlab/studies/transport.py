@@ -8,12 +8,13 @@ import pandas as pd
 
 from pqlab.analysis.transport_schema import TransportMetrics
 from pqlab.figures.transport import fig2_transport
-from pqlab.params import StudyParams, ThreadParams
+from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
 from pqlab.thread import analysis, intervals
+from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import VARIANTS, fitting_configs, variant_params
 from pqlab.thread.summary import summarise
 from pqlab.typed_metrics import validated

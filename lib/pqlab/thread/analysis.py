@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from pqlab.params import ThreadParams
+from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import SINGLE_LABEL
 from pqlab.thread.model import MESSAGES
 from pqlab.thread.summary import summarise

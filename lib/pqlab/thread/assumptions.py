@@ -15,9 +15,10 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from pqlab.params import AssumptionsParams, ThreadParams
+from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import GridPoint, fitting_configs
 from pqlab.thread.model import Scenario
+from pqlab.thread.sweep_config import AssumptionsParams
 
 FIELDS = ("channel_priority", "ack_frame_loss", "indirect_retry_spacing", "block_timer_start")
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pqlab.params import ThreadParams
+from pqlab.thread.config import ThreadParams
 from pqlab.thread.model import BLOCK, MESSAGES, Scenario, build_plan
 from pqlab.thread.reference import DOWN, UP, Handshake
 

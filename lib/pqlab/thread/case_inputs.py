@@ -16,8 +16,8 @@ from typing import Any
 
 from pqlab.case.configurations import TABLE1, CaseConfigError, case_message_sizes, table1_config
 from pqlab.case.device_compute import CycleTable, device_pq_ms_by_phase, load_cycles
+from pqlab.config import name_problem, read_yaml
 from pqlab.errors import ParamsError
-from pqlab.params import name_problem, read_yaml
 
 SIZE_KEYS = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")
 MAX_CONFIGS = 1000              # a --configs file's entries (Table I has 15); each one is a whole grid of runs

@@ -27,8 +27,8 @@ import pyarrow as pa
 from pqlab import framing
 from pqlab.cache import PartStore
 from pqlab.errors import SchedulerError
-from pqlab.params import ThreadParams, ThreadSwitches
 from pqlab.thread import core, model
+from pqlab.thread.config import ThreadParams, ThreadSwitches
 from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
 
 SCHEDULER_ENV = "PQLAB_DASK_SCHEDULER"

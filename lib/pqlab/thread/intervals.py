@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pqlab.params import ThreadParams
 from pqlab.thread.bounds import timers
+from pqlab.thread.config import ThreadParams
 from pqlab.thread.model import MESSAGES
 
 CONFIDENCE = 0.95

@@ -12,10 +12,9 @@ from dataclasses import asdict, dataclass, field
 
 from pqlab.errors import PqlabError
 from pqlab.framing import frame_psdus, split
-from pqlab.params import ThreadParams
+from pqlab.thread.config import TRANSPORTS, ThreadParams
 from pqlab.thread.prng import scenario_hash
 
-TRANSPORTS = ("ipv6", "pull", "block")
 MESSAGES = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")
 # How a message travels: one datagram, IPv6 fragments, pull segments, or a block transfer.
 SINGLE, IPV6, PULL, BLOCK = 0, 1, 2, 3

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pqlab.params import SensitivityParams
 from pqlab.thread.intervals import CONFIDENCE, binomial_ci
+from pqlab.thread.sweep_config import SensitivityParams
 
 
 def ratio_of_medians_ci(num: np.ndarray, den: np.ndarray, resamples: int,

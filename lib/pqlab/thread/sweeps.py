@@ -12,9 +12,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from pqlab.params import LossScenario, SensitivityParams, ThreadParams
+from pqlab.thread.config import LossScenario, ThreadParams
 from pqlab.thread.grid import GridPoint
 from pqlab.thread.model import Scenario
+from pqlab.thread.sweep_config import SensitivityParams
 
 PANELS = ("interference", "timers", "segments")
 

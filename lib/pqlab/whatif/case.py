@@ -24,9 +24,10 @@ import pandas as pd
 from pqlab.case import pqm4
 from pqlab.case.configurations import MAX_APP_MESSAGE_OCTETS, case_message_sizes
 from pqlab.case.device_compute import CycleTable, responder_operations
-from pqlab.params import StudyParams, ThreadParams
+from pqlab.params import StudyParams
 from pqlab.stats import median_ci
 from pqlab.thread import core
+from pqlab.thread.config import ThreadParams
 from pqlab.thread.model import MESSAGES, Scenario, build_plan
 from pqlab.whatif.deployment import CASE_FIELDS, CaseDeployment, case_deployments, field_values
 

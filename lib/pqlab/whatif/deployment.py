@@ -16,12 +16,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pqlab.case import algorithms
+from pqlab.case.config import TABLE1_NAMES
 from pqlab.case.configurations import TABLE1, CaseConfig, CaseConfigError
+from pqlab.config import BackendChoice, Strict, read_yaml
+from pqlab.crypto import names as crypto_names
 from pqlab.errors import ParamsError
-from pqlab.params import CRYPTO_SIGNATURES, TABLE1_NAMES, THREAD_MAX_HOPS, BackendChoice, LossScenario, read_yaml
+from pqlab.thread.config import MAX_HOPS, LossScenario
 
 TRANSPORTS = ("ipv6", "pull", "block", "best")
 KEM_OPERATIONS, SIGNATURE_OPERATIONS = ("encaps", "decaps"), ("sign", "verify")
@@ -79,19 +82,13 @@ def field_values(values: Mapping[str, Any], fields: Mapping[str, tuple[str, ...]
     return out
 
 
-class _Strict(BaseModel):
-    """Unknown keys, silent coercion ("10" -> 10) and non-finite numbers are errors, as in ``pqlab.params``."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
-
-
 def _known(value: str, names: Sequence[str], what: str) -> str:
     if value not in names:
         raise ValueError(f"{value!r} is not {what}; known: {', '.join(names)}")
     return value
 
 
-class DeviceSpec(_Strict):
+class DeviceSpec(Strict):
     """The responder's processor: a pqm4 implementation choice (or cycles typed in) and its clock."""
 
     implementation: str = Field(default="fastest", min_length=1)  # fastest | portable | a pqm4 implementation name
@@ -123,10 +120,10 @@ class DeviceSpec(_Strict):
         return value
 
 
-class MeshSpec(_Strict):
+class MeshSpec(Strict):
     """The Thread mesh: hops, interference (a named scenario or Gilbert–Elliott parameters), sleepy or not."""
 
-    hops: int = Field(default=1, ge=1, le=THREAD_MAX_HOPS)
+    hops: int = Field(default=1, ge=1, le=MAX_HOPS)
     interference: str = Field(default="none", min_length=1)  # a thread.scenarios name of params.yaml
     gilbert_elliott: LossScenario | None = None  # given: this channel instead of the named scenario
     sleepy: bool = False
@@ -140,7 +137,7 @@ class MeshSpec(_Strict):
                                                       "thread.scenarios (or give --gilbert-elliott)")
 
 
-class CaseDeployment(_Strict):
+class CaseDeployment(Strict):
     """One Matter device on a Thread mesh: what it runs and where (defaults: Table I's drop-in D3, one quiet hop)."""
 
     name: str = ""
@@ -222,7 +219,7 @@ class CaseDeployment(_Strict):
         return tuple(dict.fromkeys(names))
 
 
-class TypedCosts(_Strict):
+class TypedCosts(Strict):
     """Eq. 1's inputs typed in by the user (µs; e.g. measured on their PLC); any one may be left out."""
 
     c_mac: float | None = Field(default=None, ge=0.0, le=1e9)
@@ -231,7 +228,7 @@ class TypedCosts(_Strict):
     c_fsync: float | None = Field(default=None, ge=0.0, le=1e9)
 
 
-class AmortDeployment(_Strict):
+class AmortDeployment(Strict):
     """A PLC fleet under AMORT-V1: who reports how often, what the operator will accept, where the log lives."""
 
     name: str = ""
@@ -248,7 +245,7 @@ class AmortDeployment(_Strict):
     @field_validator("signer")
     @classmethod
     def _signer_known(cls, value: str) -> str:
-        return _known(value, CRYPTO_SIGNATURES, "a signature algorithm of any pqlab backend")
+        return _known(value, crypto_names.SIGNATURES, "a signature algorithm of any pqlab backend")
 
     @field_validator("storage")
     @classmethod

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from pqlab.amort import differential, vectors
 from pqlab.amort.attacks.summary import matrix_metrics, variant_metrics
-from pqlab.params import AttackMatrixParams
+from pqlab.amort.config import AttackMatrixParams
 from pqlab.typed_metrics import LoadAverage, MetricsNode, StageMetrics, validated
 
 
