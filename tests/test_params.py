@@ -70,6 +70,16 @@ def test_an_error_in_a_profile_that_is_not_selected_still_stops_the_run():
         params.resolve(raw, "quick")
 
 
+@pytest.mark.parametrize("name", ["quick\nmore", "", "tab\there"])
+def test_a_profile_name_that_cannot_head_an_error_line_is_refused_at_its_index(name):
+    raw = _raw()
+    raw["profiles"] = ["smoke", name, "paper"]
+    with pytest.raises(ParamsError) as caught:
+        params.resolve(raw, "smoke")
+    assert str(caught.value).count("\n") == 0 and "profiles[1]" in str(caught.value)
+    assert "a name is" in str(caught.value)
+
+
 def test_an_error_in_the_common_section_is_named_there():
     raw = _raw()
     raw["costs"]["sign_message_octets"] = 0

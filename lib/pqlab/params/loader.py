@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from pqlab.case.config import AUTH_MODES, CACHE_MODES, TABLE1_NAMES
-from pqlab.config import NAME_MAX_CHARS, read_yaml
+from pqlab.config import NAME_MAX_CHARS, name_problem, read_yaml
 from pqlab.errors import ParamsError
 from pqlab.params.schema import StudyParams
 from pqlab.thread.config import FIGURE_ROLES
@@ -211,6 +211,10 @@ def resolve(data: dict[str, Any], profile: str | None = None, *, source: str = "
     names = data.get("profiles", ("smoke", "quick", "paper"))
     if not isinstance(names, list | tuple) or not names or not all(isinstance(n, str) for n in names):
         raise ParamsError("must list the profile names", field=f"{source}: profiles")
+    for index, name in enumerate(names):  # a name heads error lines and file names: no newline, no control byte
+        problem = name_problem(name)
+        if problem:
+            raise ParamsError(problem, field=f"{source}: profiles[{index}]")
     names = tuple(names)
     chosen = profile if profile is not None else data.get("profile")
     if not isinstance(chosen, str):
