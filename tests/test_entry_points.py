@@ -74,7 +74,7 @@ def test_zero_workers(project):
 def test_unreachable_dask_scheduler_fails_fast_in_one_line(project):
     start = time.monotonic()
     done = _run("transport", "--params", str(_params(project, _small_transport)), "--profile", "smoke",
-                "--scheduler", "tcp://127.0.0.1:9", "--quiet", env={"PQLAB_DASK_CONNECT_TIMEOUT": "2"})
+                "--scheduler", "tcp://127.0.0.1:9", "--quiet", env={"PQLAB_DASK_CONNECT_TIMEOUT": "0.5"})
     one_line(done, "SCHEDULER_UNREACHABLE", "tcp://127.0.0.1:9")
     assert time.monotonic() - start < 60
     assert not [p for p in (project / "paper_figs").rglob("*") if p.is_file()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 from pathlib import Path
 
 import pytest
@@ -19,8 +21,14 @@ ROLES = {"classical": "B", "drop_in": "D3", "smallest": "C5", "key_exchange": "C
 REPO_PARAMS = Path(__file__).resolve().parent.parent / "params" / "params.yaml"
 
 
-def _raw() -> dict:
+@functools.cache
+def _parsed() -> dict:
     return yaml.safe_load(REPO_PARAMS.read_text())
+
+
+def _raw() -> dict:
+    """A fresh copy of the repository's params document (parsed once: the hypothesis tests edit hundreds)."""
+    return copy.deepcopy(_parsed())
 
 
 def test_repo_params_load_for_every_profile():
