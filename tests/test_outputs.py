@@ -210,6 +210,39 @@ def test_scratch_folders_are_removed_even_after_a_kill(tmp_path):
     assert _leftovers(tmp_path) == []
 
 
+def test_recover_meets_a_staging_folder_another_run_just_removed(tmp_path, monkeypatch):
+    """Another run finishes its commit (its lock file removed) and drops the emptied staging folder between this
+    run's look at the stale commit lock and its attempt to take it: nothing is stale then, and nothing is raised
+    (`make check` saw a bare FileNotFoundError from this window in the two-process test below)."""
+    base = tmp_path / STAGING
+    base.mkdir()
+    (base / outputs._COMMIT_LOCK).touch()
+
+    class OtherRunFinishes(io.FileLock):
+        def acquire(self, blocking: bool = False) -> bool:
+            (base / outputs._COMMIT_LOCK).unlink(missing_ok=True)
+            base.rmdir()
+            return super().acquire(blocking)
+
+    monkeypatch.setattr(outputs, "FileLock", OtherRunFinishes)
+    assert recover(tmp_path) == []
+    assert not base.exists()
+
+
+def test_recover_meets_a_staging_folder_removed_before_it_is_listed(tmp_path, monkeypatch):
+    base = tmp_path / STAGING
+    base.mkdir()
+    real_iterdir = Path.iterdir
+
+    def removed_first(self: Path):
+        if self == base:
+            base.rmdir()
+        return real_iterdir(self)
+
+    monkeypatch.setattr(Path, "iterdir", removed_first)
+    assert recover(tmp_path) == []
+
+
 def test_two_processes_committing_into_one_project_each_leave_a_whole_set(tmp_path):
     _write_set(tmp_path, "old")
     read, write = os.pipe()

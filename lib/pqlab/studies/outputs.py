@@ -180,9 +180,11 @@ def recover(root: str | Path) -> list[str]:
     """Complete or remove what killed runs left in ``root/.pqlab-staging``; returns what was done."""
     base = Path(root) / STAGING
     done: list[str] = []
-    if not base.is_dir():
+    try:  # another run may drop the emptied staging folder at any moment: then nothing is left to recover
+        folders = sorted(p for p in base.iterdir() if p.is_dir())
+    except (FileNotFoundError, NotADirectoryError):
         return done
-    for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+    for folder in folders:
         if folder in _OWN:
             continue
         lock = FileLock(folder / _ALIVE)
@@ -207,8 +209,11 @@ def recover(root: str | Path) -> list[str]:
         shutil.rmtree(folder, ignore_errors=True)
         done.append(f"removed {folder.name}")
     stale = FileLock(base / _COMMIT_LOCK)
-    if stale.path.exists() and stale.acquire():  # left by a run killed while committing
-        stale.release(remove=True)
+    try:
+        if stale.path.exists() and stale.acquire():  # left by a run killed while committing
+            stale.release(remove=True)
+    except FileNotFoundError:  # its run finished and dropped the staging folder after our look
+        pass
     try:
         base.rmdir()
     except OSError:
