@@ -110,6 +110,35 @@ def test_a_failing_move_rolls_every_file_back(tmp_path):
     assert _state(tmp_path) == {"old"} and _leftovers(tmp_path) == []
 
 
+def test_a_rollback_that_fails_too_is_one_line_and_the_next_run_puts_the_previous_set_back(tmp_path, monkeypatch):
+    """A move fails, then putting a previous file back fails as well (an I/O error twice): the run ends with one
+    OutputError, and the journal and the moved-aside files stay for the next run, which completes the rollback."""
+    _write_set(tmp_path, "old")
+    real_replace = os.replace
+    calls = {"new": 0, "back": 0}
+
+    def failing(src, dst, *args, **kwargs):
+        parts = Path(src).parts
+        if "new" in parts and STAGING in parts:
+            calls["new"] += 1
+            if calls["new"] == 3:  # the third file's move into place
+                raise OSError(5, "Input/output error", str(src))
+        if "old" in parts and STAGING in parts and Path(dst).parent != Path(src).parent:
+            calls["back"] += 1
+            if calls["back"] == 1:  # the first previous file on its way back
+                raise OSError(5, "Input/output error", str(src))
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(outputs.os, "replace", failing)
+    with pytest.raises(OutputError, match="next run") as caught:
+        _write_set(tmp_path, "new")
+    monkeypatch.setattr(outputs.os, "replace", real_replace)
+    assert "\n" not in str(caught.value) and calls == {"new": 3, "back": 1}
+    assert _leftovers(tmp_path), "the journal and the previous files must be kept for the next run"
+    assert any("completed the interrupted commit" in line for line in recover(tmp_path))
+    assert _state(tmp_path) == {"old"} and _leftovers(tmp_path) == []
+
+
 def test_a_folder_in_place_of_an_output_is_never_moved_away(tmp_path):
     _write_set(tmp_path, "old")
     folder = tmp_path / "paper_figs" / "case" / "e.md"

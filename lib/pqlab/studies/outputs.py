@@ -2,7 +2,8 @@
 
 Every file of a run is written under ``<root>/.pqlab-staging/<stage>-XXXX/new/`` first (with the mode the umask
 gives). ``commit`` then takes the project's commit lock, writes a journal, moves the previous files aside and
-the new ones into place; a failure rolls every file back. Ctrl-C during those few renames is held until they
+the new ones into place; a failure rolls every file back (if putting one back fails too, the journal stays
+and the next run completes the rollback). Ctrl-C during those few renames is held until they
 are done, so an interrupt leaves the previous set or the new one, never a mix. A process killed (SIGKILL,
 power) in the middle of them leaves the journal, and the next run's :func:`recover` completes the commit; a
 folder left by a run killed while staging is removed the same way. Two runs into one project each commit
@@ -244,6 +245,7 @@ class OutputSet:
         self.stage = stage
         recover(paths.root)
         self._dir, self._lock = _private_dir(paths.root, f"{stage}-")
+        self._kept_for_recovery = False
         self._staged: dict[Path, Path] = {}
         self._staged_octets = 0
         self.written: list[Path] = []
@@ -379,17 +381,29 @@ class OutputSet:
                 os.replace(staged, final)
         except OSError as exc:
             _write_journal(self._dir, "back", moved)
-            _replay({"state": "back", "items": moved})
+            try:
+                _replay({"state": "back", "items": moved})
+            except OSError as again:  # the journal and the moved-aside files stay: the next run's recover() ends it
+                self._kept_for_recovery = True
+                raise OutputError(f"cannot replace {exc.filename or 'an output'} ({exc.strerror or exc}) nor put "
+                                  f"every previous file back ({again.strerror or again}); the next run in this "
+                                  "project completes putting them back", field=self.stage) from again
             (self._dir / _JOURNAL).unlink(missing_ok=True)
             raise OutputError(f"cannot replace {exc.filename or 'an output'}: {exc.strerror or exc}; the previous "
                               "outputs were kept", field=self.stage) from exc
         (self._dir / _JOURNAL).unlink()
 
     def discard(self, keep_status: bool = False) -> None:
-        """Drop everything staged (the project's previous outputs are untouched)."""
+        """Drop everything staged (the project's previous outputs are untouched), unless a failed rollback left its
+        journal here for the next run to complete."""
         if not keep_status and STATUS.get(self.stage, {}).get("state") == "staging":
             STATUS[self.stage] = {"state": "discarded", "files": 0}
-        _drop_private_dir(self._dir, self._lock)
+        if self._kept_for_recovery:  # a failed rollback's journal: released for the next run's recover()
+            if self._lock is not None:
+                self._lock.release()
+            _OWN.discard(self._dir)
+        else:
+            _drop_private_dir(self._dir, self._lock)
         self._lock = None
 
     def __enter__(self) -> OutputSet:
