@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import multiprocessing
 import os
 import shutil
 import signal
@@ -20,6 +19,8 @@ from collections import Counter
 from pathlib import Path
 
 import yaml
+
+from tests import forked_cli
 
 # every injected fault: (kind, target, outcome) with outcome "correct result" or "one clear line"
 LOG: list[tuple[str, str, str]] = []
@@ -66,6 +67,11 @@ def small_params(raw: dict) -> None:
     raw["thread"]["profiles"]["smoke"].update(runs=2, bootstrap_resamples=100)
     raw["image_tree"] = {"files": 40, "total_bytes": 400_000, "directories": 5}
     raw["control_cycle"]["profiles"]["smoke"].update(cycles=10, warmup_cycles=1)
+    raw["amortisation"]["profiles"]["smoke"].update(  # every baseline and storage target, two intervals, no budget
+        intervals=[1, 16], sensitivity_intervals=[1, 16], min_reports=8, min_checkpoints=1, sweep_budget_s=0.5,
+        sweep_rounds=1, omission_trials=1, equivocation_trials=1, sensitivity_min_reports=4,
+        sensitivity_min_checkpoints=1, probe_reps=1, path_probe_small=2, fsync_probe_reps=2, sign_probe_reps=2,
+        bootstrap_resamples=100)
 
 
 def make_project(root: Path) -> Path:
@@ -132,24 +138,10 @@ def _job(stage: str, root: str, fault: str | None, point: int, result: str) -> N
     Path(result).write_text(json.dumps({"code": code, "events": seen[0]}))
 
 
-_CONTEXT = None
-
-
-def _context():
-    global _CONTEXT
-    if _CONTEXT is None:
-        _CONTEXT = multiprocessing.get_context("forkserver")
-        # imported once in the fork server, so each faulted run starts in milliseconds, not seconds
-        _CONTEXT.set_forkserver_preload(["pqlab.cli", "tests.faults", *(f"pqlab.studies.{stage}" for stage in (
-            "costs", "attack_matrix", "case_sizes", "design_space", "transport", "report", "amortisation", "scaling",
-            "device_origin", "control_cycle", "image_tree", "full_image", "recovery", "sensitivity", "assumptions"))])
-    return _CONTEXT
-
-
 def run(stage: str, root: Path, fault: str | None = None, point: int = 0) -> dict:
     """Run ``stage`` in a new process; returns {"code", "events", "stderr"}, code -9 when it was killed."""
     result = root.parent / f".{root.name}-{stage}-{fault}-{point}-{uuid.uuid4().hex[:8]}.json"  # runs may overlap
-    process = _context().Process(target=_job, args=(stage, str(root), fault, point, str(result)))
+    process = forked_cli.context().Process(target=_job, args=(stage, str(root), fault, point, str(result)))
     process.start()
     process.join(600)
     stderr_path = Path(f"{result}.stderr")

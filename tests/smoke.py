@@ -1,5 +1,6 @@
 """Every stage's command line, run once per test session on the smoke profile with the repository's params, each
 into a new empty ``--out-dir`` (issue 24 item 4: the output folder holds outputs only, inputs come from the project).
+Each runs ``pqlab.cli.main`` in a process forked from a preloaded interpreter (tests/forked_cli.py).
 
 Many tests assert on these outputs instead of running the same study again. The runs are shared by all xdist
 workers: the first worker that needs a stage runs it under a file lock in the session's common temporary folder, the
@@ -12,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from filelock import FileLock
 
 from pqlab import io
 from pqlab.studies import registry
+from tests import forked_cli
 
 REPO = Path(__file__).resolve().parent.parent
 PARAMS = REPO / "params" / "params.yaml"
@@ -102,10 +102,9 @@ class SmokeOutputs:
                 out = self.folder / stage
                 out.mkdir()  # new and empty: the command must find every input in the project
                 started = time.monotonic()
-                done = subprocess.run([sys.executable, "-m", "pqlab.cli", *argv(stage, out)], capture_output=True,
-                                      text=True, timeout=900, cwd=self.folder)
-                record.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout,
-                                              "stderr": done.stderr, "seconds": time.monotonic() - started}))
+                code, stdout, stderr = forked_cli.run(argv(stage, out), self.folder)
+                record.write_text(json.dumps({"returncode": code, "stdout": stdout, "stderr": stderr,
+                                              "seconds": time.monotonic() - started}))
         return StageRun(stage, self.folder / stage, **json.loads(record.read_text()))
 
     def pipeline(self) -> StageRun:
@@ -121,10 +120,10 @@ class SmokeOutputs:
                     run = self.run(stage).ok()  # the 355 MB generated image is not the report's business
                     shutil.copytree(run.root, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns("image_tree"))
                 started = time.monotonic()
-                done = subprocess.run([sys.executable, "-m", "pqlab.cli", "report", "--root", str(REPO),
-                                       "--out-dir", str(out)], capture_output=True, text=True, timeout=300)
-                record.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout,
-                                              "stderr": done.stderr, "seconds": time.monotonic() - started}))
+                code, stdout, stderr = forked_cli.run(["report", "--root", str(REPO), "--out-dir", str(out)],
+                                                      self.folder, timeout=300)
+                record.write_text(json.dumps({"returncode": code, "stdout": stdout, "stderr": stderr,
+                                              "seconds": time.monotonic() - started}))
         return StageRun("report", self.folder / "pipeline", **json.loads(record.read_text()))
 
 
