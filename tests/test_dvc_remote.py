@@ -16,7 +16,7 @@ from pqlab.studies.raw_samples import MEASURING
 from tests.conftest import REPO
 
 # one timed study and one simulated grid prove the push / pull / repro path; that every measuring stage's analysis is
-# byte-stable from its raw samples is tests/test_analysis_from_raw.py's job (no DVC, no clone: seconds per stage)
+# byte-stable from its raw samples is tests/test_notebooks.py's job (each stage's notebook, no DVC, no clone)
 STUDIES = ("costs", "transport")
 BIN = Path(sys.executable).parent
 
