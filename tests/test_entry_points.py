@@ -182,8 +182,8 @@ def test_pqlab_papermill_turns_every_failure_into_one_line(project, tmp_path):
     assert "Traceback" not in done.stderr and "[IPKernelApp]" not in done.stderr
     slow = _notebook(tmp_path / "slow.ipynb", "import time\ntime.sleep(120)")
     start = time.monotonic()
-    one_line(_run("papermill", str(slow), str(tmp_path / "o.ipynb"), "--execution-timeout", "10"),
-             "NOTEBOOK_TIMEOUT", "execution_timeout_s = 10")
+    one_line(_run("papermill", str(slow), str(tmp_path / "o.ipynb"), "--execution-timeout", "2"),
+             "NOTEBOOK_TIMEOUT", "execution_timeout_s = 2")
     assert time.monotonic() - start < 90
     dead = _notebook(tmp_path / "dead.ipynb", "import os\nos._exit(7)")
     one_line(_run("papermill", str(dead), str(tmp_path / "o.ipynb")), "KERNEL_DIED")

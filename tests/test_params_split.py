@@ -81,6 +81,10 @@ def _stale(root: Path) -> set[str]:
     return set(json.loads(_dvc(root, "status", "--json").stdout or "{}"))
 
 
+# the scratch project takes seconds to build and commit: its tests share one worker, so it is built once per run
+SHARES_THE_SCRATCH = pytest.mark.xdist_group("dvc_status_scratch")
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory, pipeline):
     """A copy of the pipeline's inputs with every output present (placeholders) and committed to a dvc.lock, so
@@ -133,6 +137,7 @@ MEASURE_STAGES = {raw.measure_stage for raw in MEASURING.values()}
 
 
 @pytest.mark.slow
+@SHARES_THE_SCRATCH
 def test_editing_a_figure_module_makes_only_its_analysis_stage_stale(scratch, tmp_path):
     def edit(root: Path) -> None:
         path = root / "lib" / "pqlab" / "figures" / "costs.py"
@@ -143,6 +148,7 @@ def test_editing_a_figure_module_makes_only_its_analysis_stage_stale(scratch, tm
 
 
 @pytest.mark.slow
+@SHARES_THE_SCRATCH
 def test_changing_the_bootstrap_resamples_makes_only_analysis_stages_stale(scratch, tmp_path):
     stale = _edited(scratch, tmp_path, _params_edit(["costs", "profiles", "quick", "bootstrap_resamples"],
                                                     lambda n: n + 1))
@@ -153,12 +159,14 @@ def test_changing_the_bootstrap_resamples_makes_only_analysis_stages_stale(scrat
 
 
 @pytest.mark.slow
+@SHARES_THE_SCRATCH
 def test_changing_a_measurement_key_makes_the_measure_stage_stale(scratch, tmp_path):
     stale = _edited(scratch, tmp_path, _params_edit(["costs", "profiles", "quick", "reps"], lambda n: n + 1))
     assert "measure_costs" in stale and "costs" not in stale, stale  # costs reruns once its raw file changes
 
 
 @pytest.mark.slow
+@SHARES_THE_SCRATCH
 def test_a_notebook_run_by_hand_leaves_dvc_status_and_the_pipeline_outputs_unchanged(scratch, tmp_path):
     """Issue 26 item 5: opening 04_design_space.ipynb and running it (no pipeline flag, the smoke profile it
     defaults to) writes under exploration/, never data/derived or paper_figs."""
