@@ -5,52 +5,36 @@ from __future__ import annotations
 import copy
 import shutil
 
-import pandas as pd
 import pytest
 import yaml
 
 from pqlab import cli, params
 from pqlab.errors import ParamsError
-from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
-from pqlab.paths import ProjectPaths
 from pqlab.report import collect, load_reference
-from pqlab.studies import recovery
 from tests.conftest import REPO
 from tests.recovery.conftest import require_tpm
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    root = tmp_path_factory.mktemp("project")
-    (root / "params").mkdir()
-    for name in ("params.yaml", "paper_reference.yaml"):
-        (root / "params" / name).write_text((REPO / "params" / name).read_text())
-    return root
-
-
-@pytest.fixture(scope="module")
-def result(project):
-    require_tpm()
-    settings = params.load(project / "params" / "params.yaml", "smoke")
-    return settings, recovery.run(settings, ProjectPaths(project), progress=False)
+def run(smoke):
+    """The session's `pqlab recovery` smoke run (tests/smoke.py): the study is run once for every test that reads it."""
+    return smoke.run("recovery").ok()
 
 
 @pytest.mark.slow  # runs the whole study
-def test_every_output_is_written(result, project):
-    _, run = result
-    names = {p.relative_to(project).as_posix() for p in run.files}
+def test_every_output_is_written(run):
     assert {"paper_figs/amort/table4_recovery.csv", "paper_figs/amort/table4_recovery.md",
             "paper_figs/amort/fig_recovery.pdf", "paper_figs/amort/fig_recovery.png",
-            "data/derived/recovery_metrics.json", "data/raw/recovery_trials.parquet"} <= names
-    trials = pd.read_parquet(project / "data/raw/recovery_trials.parquet")
+            "data/derived/recovery_metrics.json", "data/raw/recovery_trials.parquet"} <= run.files
+    trials = run.parquet("data/raw/recovery_trials.parquet")
     assert len(trials) == 6 and trials["killed_by_sigkill"].all()
+    assert "table4" not in run.stderr
 
 
 @pytest.mark.slow  # runs the whole study
-def test_table4_counts_come_from_the_trials(result):
-    settings, run = result
-    table = run.tables["table4_recovery"].set_index(["scenario", "arm"])
-    n = settings.recovery.trials
+def test_table4_counts_come_from_the_trials(run):
+    table = run.table("table4_recovery").set_index(["scenario", "arm"])
+    n = params.load(REPO / "params" / "params.yaml", "smoke").recovery.trials
     assert table.loc[("rollback", "naive"), "seq. reuse"] > 0
     assert table.loc[("rollback", "tpm"), "seq. reuse"] == 0
     assert table.loc[("rollback", "tpm"), "stale detected"] == f"{n}/{n}"
@@ -59,31 +43,26 @@ def test_table4_counts_come_from_the_trials(result):
 
 
 @pytest.mark.slow  # runs the whole study
-def test_metrics_cover_every_report_row_and_name_the_software_tpm(result, project):
-    assert result[1].metrics["window"] == 64
-    m = read_json(project / "data/derived/recovery_metrics.json")
+def test_metrics_cover_every_report_row_and_name_the_software_tpm(run):
+    m = run.metrics
+    assert m["window"] == 64
     assert m["tpm"]["software"] and "software TPM" in m["tpm"]["note"] and m["tpm"]["tpm2-pytss"]
     assert m["crash"]["all_fail_secure_or_resume"] and m["restart"]["bounded_by_k"]
     assert m["sizing"]["min_window"] == 631
     assert len(m["raw_samples"]["load_average"]["before"]) == len(m["raw_samples"]["load_average"]["after"]) == 3
-    reference = load_reference(project / "params" / "paper_reference.yaml")
-    rows = collect(reference, project / "data" / "derived")
+    reference = load_reference(REPO / "params" / "paper_reference.yaml")
+    rows = collect(reference, run.root / "data" / "derived")
     mine = rows[[q.metric.startswith("recovery_metrics.json:") for q in reference.quantities]]
     assert len(mine) >= 20 and mine["here"].notna().all()
 
 
-@pytest.mark.slow  # runs the whole study
-def test_the_cli_runs_the_stage_and_reports_a_missing_tpm_in_one_line(tmp_path, capsys):
-    """In a project of its own: the module's study outputs stay those of the `result` fixture."""
-    require_tpm()
-    project = tmp_path
-    shutil.copytree(REPO / "params", project / "params")
-    assert cli.main(["recovery", "--params", str(project / "params" / "params.yaml"), "--profile", "smoke",
-                     "--quiet"]) == 0
-    assert "table4" not in capsys.readouterr().err
-    raw = yaml.safe_load((project / "params" / "params.yaml").read_text())
+def test_a_missing_tpm_is_one_line(tmp_path, capsys):
+    """The stage's command run without a TPM (its run with one is the session's smoke run, above)."""
+    require_tpm()  # as the smoke run: where swtpm or tpm2-pytss is missing, the message names that instead
+    shutil.copytree(REPO / "params", tmp_path / "params")
+    raw = yaml.safe_load((tmp_path / "params" / "params.yaml").read_text())
     raw["recovery"]["tpm"] = "device:/dev/pqlab-no-such-tpm"
-    bad = project / "params" / "no-tpm.yaml"
+    bad = tmp_path / "params" / "no-tpm.yaml"
     bad.write_text(yaml.safe_dump(raw))
     assert cli.main(["recovery", "--params", str(bad), "--profile", "smoke", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
