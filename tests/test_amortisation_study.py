@@ -112,7 +112,11 @@ def test_trials_are_a_function_of_the_seed(keys, tmp_path):
 
 # --- the stage end to end (smoke) ------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
+# the stage's smoke run below feeds every end-to-end test: they share one worker, which runs it once per session
+SHARES_THE_RUN = pytest.mark.xdist_group("amortisation_study_run")
+
+
+@pytest.fixture(scope="session")
 def project(tmp_path_factory, repo_root):
     root = tmp_path_factory.mktemp("amortisation")
     shutil.copytree(repo_root / "params", root / "params")
@@ -123,6 +127,7 @@ def project(tmp_path_factory, repo_root):
 
 
 @pytest.mark.slow  # runs the whole study
+@SHARES_THE_RUN
 def test_eq1_reads_table1_from_the_cost_study_medians_and_means(project):
     settings, paths, result = project
     stats = pd.read_parquet(paths.derived / "costs_stats.parquet")
@@ -139,6 +144,7 @@ def test_eq1_reads_table1_from_the_cost_study_medians_and_means(project):
 
 
 @pytest.mark.slow  # runs the whole study
+@SHARES_THE_RUN
 def test_the_path_terms_come_from_the_probes_not_from_the_sweep(project):
     settings, _, result = project
     cfg = settings.amortisation
@@ -173,6 +179,7 @@ def test_the_path_terms_come_from_the_probes_not_from_the_sweep(project):
 
 
 @pytest.mark.slow  # runs the whole study
+@SHARES_THE_RUN
 def test_stage_outputs_and_metadata(project):
     settings, paths, _ = project
     for relative in ("data/raw/amortisation_sweep.parquet", "data/raw/amortisation_omission.parquet",
@@ -195,6 +202,7 @@ def test_stage_outputs_and_metadata(project):
 
 
 @pytest.mark.slow  # runs the whole study
+@SHARES_THE_RUN
 def test_every_point_runs_in_every_trial_in_a_shuffled_order(project):
     settings, _, result = project
     raw, plan = result.data["sweep"], result.data["plan"]
@@ -215,6 +223,7 @@ def test_every_point_runs_in_every_trial_in_a_shuffled_order(project):
 
 
 @pytest.mark.slow  # runs the whole study
+@SHARES_THE_RUN
 def test_table2_has_one_row_per_baseline_with_both_endpoints(project):
     settings, _, result = project
     table = result.tables["table2_amortised"]
@@ -228,6 +237,7 @@ def test_table2_has_one_row_per_baseline_with_both_endpoints(project):
 
 
 @pytest.mark.slow  # runs the whole study
+@SHARES_THE_RUN
 def test_metrics_hold_every_report_row(project, repo_root):
     _, paths, result = project
     metrics = read_json(paths.derived / "amortisation_metrics.json")
@@ -258,6 +268,7 @@ def test_metrics_hold_every_report_row(project, repo_root):
 
 
 @pytest.mark.slow  # runs the whole study
+@SHARES_THE_RUN
 def test_library_dependent_claims_cover_every_backend_offering_each_signer(project):
     from pqlab import crypto
 
@@ -283,6 +294,7 @@ def test_library_dependent_claims_cover_every_backend_offering_each_signer(proje
 
 
 @pytest.mark.slow  # runs the whole study
+@SHARES_THE_RUN
 def test_sensitivity_covers_every_backend_and_storage_target(project):
     from pqlab import crypto
 
@@ -296,6 +308,7 @@ def test_sensitivity_covers_every_backend_and_storage_target(project):
 
 
 @pytest.mark.slow  # runs the whole study
+@SHARES_THE_RUN
 def test_the_dvc_plot_columns_exist_in_the_curve(project, repo_root):
     _, paths, _ = project
     curve = pd.read_csv(paths.derived / "amortisation_curve.csv")

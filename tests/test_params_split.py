@@ -81,12 +81,13 @@ def _stale(root: Path) -> set[str]:
     return set(json.loads(_dvc(root, "status", "--json").stdout or "{}"))
 
 
-# the scratch project takes seconds to build and commit: its tests share one worker, so it is built once per run
+# the scratch project takes seconds to build and commit: its tests share one worker, which builds it once per run
+# (session scope: a random order may run other modules' tests between them)
 SHARES_THE_SCRATCH = pytest.mark.xdist_group("dvc_status_scratch")
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory, pipeline):
+@pytest.fixture(scope="session")
+def scratch(tmp_path_factory):
     """A copy of the pipeline's inputs with every output present (placeholders) and committed to a dvc.lock, so
     `dvc status` reports exactly what an edit makes stale."""
     root = tmp_path_factory.mktemp("status") / "project"
@@ -99,7 +100,7 @@ def scratch(tmp_path_factory, pipeline):
                 "__pycache__", "*.so", "*.o", "build", "*.egg-info", ".pqlab-staging"))
         else:
             shutil.copy(source, root / name)
-    for stage in pipeline.values():
+    for stage in yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"].values():
         for entry in [*stage.get("outs", []), *stage.get("metrics", [])]:
             path = root / (next(iter(entry)) if isinstance(entry, dict) else entry)
             path.parent.mkdir(parents=True, exist_ok=True)
