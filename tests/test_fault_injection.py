@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from filelock import FileLock
 
 from pqlab import io, params
 from pqlab.errors import InputError, ParamsError
@@ -90,25 +91,34 @@ def same_as_clean(stage: str, files: dict[str, bytes], clean: dict[str, bytes], 
 
 
 class _References(dict):
-    """One clean run per stage (in its own project), made when a test first needs it: (root, write-phase points)."""
+    """One clean run per stage (in its own project), made when a test first needs it: (root, write-phase points).
+
+    Shared by every xdist worker for the whole session, like the smoke runs (tests/smoke.py): the first worker that
+    needs a stage runs it under a file lock, the others read its record."""
 
     def __init__(self, factory: pytest.TempPathFactory) -> None:
         super().__init__()
-        self.factory = factory
+        base = factory.getbasetemp()
+        self.folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "fault-references"
+        self.folder.mkdir(exist_ok=True)
 
     def __missing__(self, stage: str) -> tuple[Path, int]:
         if stage == "recovery":
             from tests.recovery.conftest import require_tpm
 
             require_tpm()
-        root = faults.make_project(self.factory.mktemp(f"clean-{stage}"))
-        result = faults.run(stage, root)
-        assert result["code"] == 0 and result["events"] > 5, (stage, result)
-        self[stage] = (root, result["events"])
+        record = self.folder / f"{stage}.json"
+        with FileLock(str(self.folder / f"{stage}.lock")):
+            if not record.exists():
+                root = faults.make_project(self.folder / stage)
+                result = faults.run(stage, root)
+                assert result["code"] == 0 and result["events"] > 5, (stage, result)
+                record.write_text(json.dumps({"events": result["events"]}))
+        self[stage] = (self.folder / stage, json.loads(record.read_text())["events"])
         return self[stage]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def references(tmp_path_factory):
     return _References(tmp_path_factory)
 
