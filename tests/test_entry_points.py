@@ -1,5 +1,8 @@
 """One clear line and a non-zero exit for every bad input, through the CLI, `pqlab papermill` (what dvc repro runs)
-and the notebooks; notebooks find params/ from the repository root; widget cells never run headless."""
+and the notebooks; notebooks find params/ from the repository root; widget cells never run headless.
+
+nbformat is imported inside the tests that read or write notebooks: importing it costs 1–2.6 s per process here
+(its jsonschema imports rfc3987_syntax, which builds some thirty Lark parsers), and `make check` needs none of them."""
 
 from __future__ import annotations
 
@@ -11,7 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
 import yaml
 
@@ -163,6 +165,7 @@ def test_widgets_are_never_built_headless(monkeypatch, capsys):
 
 
 def _notebook(path: Path, *cells: str) -> Path:
+    import nbformat  # see the module docstring
     nb = nbformat.v4.new_notebook()
     nb.metadata = json.loads((REPO / "notebooks" / "01_cost_characterisation.ipynb").read_text())["metadata"]
     nb.cells = [nbformat.v4.new_code_cell('profile = "smoke"\nparams_path = "../params/params.yaml"',

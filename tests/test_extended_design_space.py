@@ -79,6 +79,7 @@ def test_a_class_entering_a_front_holds_new_points_only_and_unknown_costs_stay_o
     assert entering == int((~fronts["was_on_paper_front"]).sum())
 
 
+@pytest.mark.slow  # runs the whole stage twice
 def test_the_stage_is_byte_stable_and_its_figure_is_named_after_its_function(project):
     settings = _small(project)
     digests = []

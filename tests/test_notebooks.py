@@ -1,7 +1,10 @@
 """Every notebook is thin, committed without outputs, and runs once headless on the smoke profile as its DVC stage runs
 it, writing every output the stage declares: byte for byte what `pqlab` writes from the same raw samples (a measuring
 stage) or params (a byte-stable model stage), with the metrics keys the stage's command line writes; widget cells
-never wait headless."""
+never wait headless.
+
+nbformat is imported inside the tests that read or write notebooks: importing it costs 1–2.6 s per process here
+(its jsonschema imports rfc3987_syntax, which builds some thirty Lark parsers), and `make check` needs none of them."""
 
 from __future__ import annotations
 
@@ -10,7 +13,6 @@ import json
 import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
 import yaml
 
@@ -114,6 +116,8 @@ def test_notebook_runs_headless_as_its_dvc_stage_and_writes_its_outputs(path, pr
     run and must give that run's outputs byte for byte (issue 26: figures rebuilt from raw samples); a model stage's
     gives the same files and metrics as `pqlab`. A notebook of no stage runs as opened by hand. (Opened by hand,
     the study notebooks write under exploration/: tests/test_params_split.py and test_entry_points.py run two so.)"""
+    import nbformat  # see the module docstring
+
     from pqlab.notebook import run_headless
 
     if "tpm" in _requirements(path):
@@ -157,6 +161,7 @@ def test_notebook_runs_headless_as_its_dvc_stage_and_writes_its_outputs(path, pr
 
 
 def _notebook(path: Path, *cells: str) -> Path:
+    import nbformat  # see the module docstring
     nb = nbformat.v4.new_notebook()
     nb.metadata = json.loads((REPO / "notebooks" / "01_cost_characterisation.ipynb").read_text())["metadata"]
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
@@ -168,6 +173,8 @@ def _notebook(path: Path, *cells: str) -> Path:
 def test_interactive_cells_never_wait_in_a_headless_kernel(tmp_path):
     """The hang protection, in a real kernel run by papermill: `pqlab.notebook.interact` returns the function without
     calling it or building widgets (a widget nobody answers would hang the run), and says so in one line."""
+    import nbformat  # see the module docstring
+
     from pqlab.notebook import run_headless
 
     path = _notebook(tmp_path / "widgets.ipynb", "from pqlab import notebook\n"
