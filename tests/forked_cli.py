@@ -17,10 +17,10 @@ import sys
 import uuid
 from pathlib import Path
 
-PRELOAD = ["pqlab.cli", "tests.faults", *(f"pqlab.studies.{stage}" for stage in (
-    "costs", "attack_matrix", "case_sizes", "design_space", "extended_design_space", "transport", "report",
-    "amortisation", "scaling", "device_origin", "control_cycle", "image_tree", "full_image", "recovery",
-    "sensitivity", "assumptions"))]
+from pqlab.studies import registry
+
+# tests.faults holds the fault-injection runs' target; every stage's study module, as the registry names them
+PRELOAD = ["pqlab.cli", "tests.faults", *(f"pqlab.studies.{stage.name}" for stage in registry.STAGES)]
 
 _CONTEXT = None
 
@@ -72,9 +72,6 @@ def run(argv: list[str], cwd: Path, timeout: float = 900) -> tuple[int, str, str
         path = Path(f"{result}{suffix}")
         texts.append(path.read_text(errors="replace") if path.exists() else "")
         path.unlink(missing_ok=True)
-    if process.exitcode == 0 and result.exists():
-        code = json.loads(result.read_text())["code"]
-    else:
-        code = process.exitcode if process.exitcode is not None else -9
+    code = json.loads(result.read_text())["code"] if process.exitcode == 0 and result.exists() else process.exitcode
     result.unlink(missing_ok=True)
     return code, texts[0], texts[1]

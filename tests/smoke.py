@@ -82,13 +82,19 @@ class StageRun:
         return io.read_parquet(self.root / relative)
 
 
+def session_folder(factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder under the test session's common temporary folder, the same for every xdist worker."""
+    base = factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 class SmokeOutputs:
     """The session's smoke runs (the ``smoke`` fixture): ``run(stage)`` and ``pipeline()``."""
 
     def __init__(self, factory: pytest.TempPathFactory) -> None:
-        base = factory.getbasetemp()
-        self.folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "smoke"
-        self.folder.mkdir(exist_ok=True)
+        self.folder = session_folder(factory, "smoke")
 
     def run(self, stage: str) -> StageRun:
         """The stage's run (made now if no worker made it yet); a stage that needs a TPM skips or fails without."""

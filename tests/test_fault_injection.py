@@ -25,6 +25,7 @@ from pqlab.studies import report as report_study
 from pqlab.studies.outputs import recover
 from pqlab.studies.raw_samples import MEASURING
 from tests import faults
+from tests.smoke import session_folder
 
 REPO = Path(__file__).resolve().parent.parent
 STAGES = ("case_sizes", "design_space", "report", "attack_matrix", "costs", "transport", "amortisation", "scaling",
@@ -98,9 +99,7 @@ class _References(dict):
 
     def __init__(self, factory: pytest.TempPathFactory) -> None:
         super().__init__()
-        base = factory.getbasetemp()
-        self.folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "fault-references"
-        self.folder.mkdir(exist_ok=True)
+        self.folder = session_folder(factory, "fault-references")
 
     def __missing__(self, stage: str) -> tuple[Path, int]:
         if stage == "recovery":
@@ -110,6 +109,7 @@ class _References(dict):
         record = self.folder / f"{stage}.json"
         with FileLock(str(self.folder / f"{stage}.lock")):
             if not record.exists():
+                shutil.rmtree(self.folder / stage, ignore_errors=True)  # what a failed earlier attempt left
                 root = faults.make_project(self.folder / stage)
                 result = faults.run(stage, root)
                 assert result["code"] == 0 and result["events"] > 5, (stage, result)
