@@ -206,6 +206,33 @@ def test_generated_trees_round_trip(tree):
     encoded = tlv.encode(tree)
     assert tlv.decode(encoded) == tree
     assert tlv.encode(tlv.decode(encoded)) == encoded
+    if tree.type in tlv.CONTAINERS:
+        _check_member_sizes(tree, encoded)
+
+
+def _alone(member: Element) -> bytes:
+    """A member's bytes, encoded on its own inside a one-member container that admits its tag."""
+    wrapper = ElementType.ARRAY if member.tag == ANONYMOUS else ElementType.STRUCT
+    return tlv.encode(Element(wrapper, (member,)))[1:-1]
+
+
+def _check_member_sizes(tree: Element, encoded: bytes) -> None:
+    """One pass gives the container's own bytes and each member's size: the members' bytes, each encoded alone,
+    fill the container between its control byte (and tag) and its end-of-container byte."""
+    same, sizes = tlv.encode_with_member_sizes(tree)
+    members = [_alone(m) for m in tree.value]
+    assert same == encoded
+    assert sizes == [len(m) for m in members]
+    assert encoded.endswith(b"".join(members) + b"\x18")
+
+
+def test_member_sizes_of_a_message_and_of_a_scalar():
+    sigma = tlv.structure(None, tlv.octets(bytes(32), 1), tlv.uint(0xBEEF, 2), tlv.structure(3, tlv.uint(1, 1)))
+    assert tlv.encode_with_member_sizes(sigma) == (tlv.encode(sigma), [2 + 1 + 32, 2 + 2, 2 + 3 + 1])
+    assert [tlv.member_size(m) for m in sigma.value] == [35, 4, 6]
+    assert tlv.encode_with_member_sizes(tlv.structure(None)) == (b"\x15\x18", [])
+    with pytest.raises(TLVValueError, match="only a container"):
+        tlv.encode_with_member_sizes(tlv.uint(5))
 
 
 def _check_decode_or_typed_error(data: bytes) -> None:

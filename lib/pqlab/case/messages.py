@@ -99,10 +99,12 @@ def seal(key: bytes, nonce: bytes, plaintext: bytes) -> bytes:
     return AESCCM(key, tag_length=MIC_OCTETS).encrypt(nonce, plaintext, None)
 
 
-def _breakdown(prefix: str, element: Element) -> dict[str, int]:
-    sizes = {f"{prefix}{_name(child.tag)}": tlv.member_size(child) for child in element.value}
-    sizes[f"{prefix}struct"] = 2  # control byte + end-of-container of the anonymous outer structure
-    return sizes
+def _encoded_with_breakdown(element: Element) -> tuple[bytes, dict[str, int]]:
+    """A structure's encoding and the bytes each member takes in it, by context tag name, plus its own 2."""
+    encoded, member_sizes = tlv.encode_with_member_sizes(element)
+    sizes = {_name(child.tag): size for child, size in zip(element.value, member_sizes, strict=True)}
+    sizes["struct"] = 2  # control byte + end-of-container of the anonymous outer structure
+    return encoded, sizes
 
 
 def _name(tag: tlv.Tag) -> str:
@@ -151,7 +153,8 @@ def sigma1(*, random: bytes, session_id: int, destination_id: bytes, share: byte
     names = {"tag1": "random", "tag2": "session id", "tag3": "destination id", "tag4": "ephemeral share",
              "tag5": "session params", "tag6": "resumption id", "tag7": "resume MIC", "tag8": "KEM-PDK ciphertext",
              "struct": "struct"}
-    return Message("Sigma1", tlv.encode(element), _labelled(_breakdown("", element), names))
+    encoded, sizes = _encoded_with_breakdown(element)
+    return Message("Sigma1", encoded, _labelled(sizes, names))
 
 
 _TBE_NAMES = {"tag1": "NOC", "tag2": "ICAC", "tag3": "signature", "tag4": "resumption id",
@@ -189,31 +192,35 @@ def tbs_data(chain: Chain, sender_share: bytes, receiver_share: bytes) -> bytes:
     return tlv.encode(tlv.structure(None, *members))
 
 
-def _encrypted_breakdown(prefix: str, tbe: Element, encrypted_element: Element) -> dict[str, int]:
-    sizes = {f"{prefix}/{k}": v for k, v in _labelled(_breakdown("", tbe), _TBE_NAMES).items()}
-    ciphertext = encrypted_element.value
+def _sealed(prefix: str, tbe: Element, key: bytes, nonce: bytes, tag: int) -> tuple[Element, dict[str, int]]:
+    """The encrypted member carrying ``tbe`` and the bytes of each TBE field, the MIC and the element header;
+    ``element header`` is completed by the caller from the member's size in the message."""
+    plaintext, tbe_sizes = _encoded_with_breakdown(tbe)
+    encrypted = tlv.octets(seal(key, nonce, plaintext), tag)
+    sizes = {f"{prefix}/{k}": v for k, v in _labelled(tbe_sizes, _TBE_NAMES).items()}
     sizes[f"{prefix}/MIC"] = MIC_OCTETS
-    sizes[f"{prefix}/element header"] = tlv.member_size(encrypted_element) - len(ciphertext)
-    return sizes
+    return encrypted, sizes
 
 
 def sigma2(*, random: bytes, session_id: int, share: bytes, tbe: Element, key: bytes,
            params: SessionParameters) -> Message:
-    encrypted = tlv.octets(seal(key, NONCE_SIGMA2, tlv.encode(tbe)), S2_ENCRYPTED)
+    encrypted, tbe_fields = _sealed("Encrypted2", tbe, key, NONCE_SIGMA2, S2_ENCRYPTED)
     element = tlv.structure(None, tlv.octets(random, S2_RANDOM), tlv.uint(session_id, S2_SESSION_ID),
                             tlv.octets(share, S2_SHARE), encrypted, params.element(S2_PARAMS))
-    fields = {"random": tlv.member_size(element.value[0]), "session id": tlv.member_size(element.value[1]),
-              "ephemeral share": tlv.member_size(element.value[2]), "session params": tlv.member_size(element.value[4]),
-              "struct": 2}
-    fields |= _encrypted_breakdown("Encrypted2", tbe, encrypted)
-    return Message("Sigma2", tlv.encode(element), fields)
+    encoded, sizes = _encoded_with_breakdown(element)
+    fields = {"random": sizes["tag1"], "session id": sizes["tag2"], "ephemeral share": sizes["tag3"],
+              "session params": sizes["tag5"], "struct": 2}
+    fields |= tbe_fields
+    fields["Encrypted2/element header"] = sizes["tag4"] - len(encrypted.value)
+    return Message("Sigma2", encoded, fields)
 
 
 def sigma3(*, tbe: Element, key: bytes) -> Message:
-    encrypted = tlv.octets(seal(key, NONCE_SIGMA3, tlv.encode(tbe)), S3_ENCRYPTED)
-    element = tlv.structure(None, encrypted)
-    fields = {"struct": 2} | _encrypted_breakdown("Encrypted3", tbe, encrypted)
-    return Message("Sigma3", tlv.encode(element), fields)
+    encrypted, tbe_fields = _sealed("Encrypted3", tbe, key, NONCE_SIGMA3, S3_ENCRYPTED)
+    encoded, sizes = _encoded_with_breakdown(tlv.structure(None, encrypted))
+    fields = {"struct": 2} | tbe_fields
+    fields["Encrypted3/element header"] = sizes["tag1"] - len(encrypted.value)
+    return Message("Sigma3", encoded, fields)
 
 
 def sigma2_resume(*, resumption_id: bytes, mic: bytes, session_id: int, params: SessionParameters) -> Message:
@@ -221,7 +228,8 @@ def sigma2_resume(*, resumption_id: bytes, mic: bytes, session_id: int, params: 
                             tlv.uint(session_id, R2_SESSION_ID), params.element(R2_PARAMS))
     names = {"tag1": "resumption id", "tag2": "resume MIC", "tag3": "session id", "tag4": "session params",
              "struct": "struct"}
-    return Message("Sigma2Resume", tlv.encode(element), _labelled(_breakdown("", element), names))
+    encoded, sizes = _encoded_with_breakdown(element)
+    return Message("Sigma2Resume", encoded, _labelled(sizes, names))
 
 
 def resume_mic(key: bytes, nonce: bytes) -> bytes:
