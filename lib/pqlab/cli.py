@@ -270,6 +270,11 @@ def _report(args: argparse.Namespace) -> int:
 def _papermill(args: argparse.Namespace) -> int:
     from pqlab.notebook import parameter_value, run_headless
 
+    # nbformat's jsonschema imports rfc3987_syntax when it is installed, which compiles some thirty Lark grammars
+    # at import: 1-2.6 s of every notebook stage here (python-jsonschema/jsonschema#1428). No notebook schema uses
+    # an IRI format, so this process (one notebook, then it exits) goes without that optional checker.
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)
     run_headless(args.notebook, args.output, {name: parameter_value(value) for name, value in args.parameters},
                  kernel_name=args.kernel, execution_timeout=args.execution_timeout, cwd=args.cwd)
     return 0
