@@ -151,8 +151,10 @@ def _problems(settings: StudyParams) -> Iterator[tuple[tuple[Any, ...], str]]:
             continue
         for name in type(model).model_fields:
             value = getattr(model, name)
-            members = value if isinstance(value, tuple) else (value,)
             check = _name_checks().get((section, name))
+            if check is None and not isinstance(value, tuple):
+                continue  # a single value no name check applies to: nothing to find
+            members = value if isinstance(value, tuple) else (value,)
             for index, member in enumerate(members):
                 problem = check(member) if check else None
                 if problem is None and isinstance(value, tuple) and member in value[:index]:
