@@ -76,7 +76,10 @@ def test_the_sweep_interleaves_points_and_probes_and_sizes_them(path, tmp_path):
     assert (plan["checkpoints"] >= 2).all()
     # the probes: path at the smallest and largest k per signer and trial, fsync per size and trial
     assert set(result.path["k"]) == {1, 16} and set(result.path["trial"]) == {0, 1}
-    assert (result.path["sign_ns"] < result.path["path_ns"]).all() and (result.path["write_ns"] < 10_000).all()
+    # nothing signed (a fixed signature) and nothing written (no fsync) in the path probe; medians, because one
+    # sample of a call taking 0.15 µs can be preempted for tens of µs on a busy machine (seen: 17.7 µs under -n 2)
+    assert result.path["sign_ns"].median() < result.path["path_ns"].median()
+    assert result.path["write_ns"].median() < 10_000
     assert len(result.fsync) == 2 * 3 * 3 and set(result.fsync["touched"]) == {1, 2, 3}
     sizes = result.sizes.set_index("touched")["checkpoint_octets"]
     # signing over a message as long as the largest checkpoint, real ML-DSA: the pilot's 4 in the first trial, then
