@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 LIB = Path(__file__).resolve().parent.parent / "lib"
@@ -17,13 +18,18 @@ def module_file(name: str) -> Path | None:
     return None
 
 
-def _imports(path: Path, name: str) -> set[str]:
+def _imports(path: Path, name: str) -> frozenset[str]:
     if path.suffix == ".c":
-        return set()
-    tree = ast.parse(path.read_text(), str(path))
+        return frozenset()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    return _imports_of_source(path.read_text(), str(path), package)
+
+
+@functools.cache
+def _imports_of_source(source: str, filename: str, package: str) -> frozenset[str]:
+    """The pqlab modules a source imports (parsed once per text: every stage's closure meets the same modules)."""
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(source, filename)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -35,7 +41,7 @@ def _imports(path: Path, name: str) -> set[str]:
                 module = node.module or ""
             found.add(module)
             found.update(f"{module}.{alias.name}" for alias in node.names)  # `from pkg import submodule`
-    return {m for m in found if m == "pqlab" or m.startswith("pqlab.")}
+    return frozenset(m for m in found if m == "pqlab" or m.startswith("pqlab."))
 
 
 def closure(name: str) -> set[Path]:
