@@ -93,6 +93,7 @@ def command(stage: str, root: Path) -> list[str]:
         "attack_matrix": ["attacks", *params],
         "case_sizes": ["case-sizes", *params],
         "design_space": ["design-space", *params],
+        "extended_design_space": ["extended-design-space", *params, "--quiet"],
         "transport": ["transport", *params, "--workers", "1", "--quiet"],
         "report": ["report", "--root", str(root)],
         "amortisation": ["amortisation", *params, "--quiet"],

@@ -21,6 +21,7 @@ from filelock import FileLock
 from pqlab import io, params
 from pqlab.errors import InputError, ParamsError
 from pqlab.paths import ProjectPaths
+from pqlab.studies import registry
 from pqlab.studies import report as report_study
 from pqlab.studies.outputs import recover
 from pqlab.studies.raw_samples import MEASURING
@@ -28,10 +29,9 @@ from tests import faults
 from tests.smoke import session_folder
 
 REPO = Path(__file__).resolve().parent.parent
-STAGES = ("case_sizes", "design_space", "report", "attack_matrix", "costs", "transport", "amortisation", "scaling",
-          "device_origin", "control_cycle", "image_tree", "full_image", "recovery", "sensitivity", "assumptions")
-BYTE_STABLE = {"case_sizes", "design_space"}           # same params, same bytes
-DETERMINISTIC = {"case_sizes", "design_space", "transport"}  # same values (transport: metadata has a time)
+STAGES = tuple(stage.name for stage in registry.STAGES)  # every stage of dvc.yaml: a new one cannot be left out
+BYTE_STABLE = {"case_sizes", "design_space", "extended_design_space"}  # same params, same bytes
+DETERMINISTIC = {*BYTE_STABLE, "transport"}  # same values (transport: metadata has a time)
 FILE_STEM = {"transport": "thread"}  # the stage whose files are named otherwise (thread_metrics.json, …)
 
 
@@ -386,8 +386,10 @@ def test_dvc_metrics_show_fits_a_terminal(smoke, tmp_path):
     """The stages' real headline files, shown by `dvc metrics show`: one row per study, at most 100 columns."""
     pipeline = yaml.safe_load((REPO / "dvc.yaml").read_text())
     derived = smoke.pipeline().ok().root / "data" / "derived"
-    # the stages this module injects faults into (extended_design_space's long file name: a follow-up for its owner)
-    for path in (p for stage in STAGES for p in derived.glob(f"{FILE_STEM.get(stage, stage)}_headline.json")):
+    # every stage but extended_design_space: its 48-character path makes the table 107 columns wide (an open defect,
+    # see README "Reliability"; renaming it renames its metrics file, which the report reads)
+    shown_stages = [stage for stage in STAGES if stage != "extended_design_space"]
+    for path in (p for stage in shown_stages for p in derived.glob(f"{FILE_STEM.get(stage, stage)}_headline.json")):
         (tmp_path / "data" / "derived").mkdir(parents=True, exist_ok=True)
         shutil.copy(path, tmp_path / "data" / "derived" / path.name)
     present = {f"data/derived/{p.name}" for p in (tmp_path / "data" / "derived").glob("*_headline.json")}
