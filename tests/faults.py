@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from tests import forked_cli
+from tests import forked_cli, smoke
 
 # every injected fault: (kind, target, outcome) with outcome "correct result" or "one clear line"
 LOG: list[tuple[str, str, str]] = []
@@ -86,26 +86,11 @@ def make_project(root: Path) -> Path:
 
 
 def command(stage: str, root: Path) -> list[str]:
-    """The `pqlab` command line that runs ``stage`` in project ``root`` on the smoke profile."""
-    params = ["--params", str(root / "params" / "params.yaml"), "--profile", "smoke"]
-    return {
-        "costs": ["costs", *params, "--quiet"],
-        "attack_matrix": ["attacks", *params],
-        "case_sizes": ["case-sizes", *params],
-        "design_space": ["design-space", *params],
-        "extended_design_space": ["extended-design-space", *params, "--quiet"],
-        "transport": ["transport", *params, "--workers", "1", "--quiet"],
-        "report": ["report", "--root", str(root)],
-        "amortisation": ["amortisation", *params, "--quiet"],
-        "scaling": ["scaling", *params, "--quiet"],
-        "device_origin": ["device-origin", *params, "--quiet"],
-        "control_cycle": ["control-cycle", *params, "--quiet"],
-        "image_tree": ["image-tree", *params, "--quiet"],
-        "full_image": ["full-image", *params, "--quiet"],
-        "recovery": ["recovery", *params, "--quiet"],
-        "sensitivity": ["sensitivity", *params, "--workers", "1", "--quiet"],
-        "assumptions": ["assumptions", *params, "--workers", "1", "--quiet"],
-    }[stage]
+    """The `pqlab` command line that runs ``stage`` in project ``root`` on the smoke profile: the session's smoke run
+    of the stage (tests/smoke.py, from the stage registry) with this project's params."""
+    if stage == "report":
+        return ["report", "--root", str(root)]
+    return [*smoke.COMMANDS[stage], "--params", str(root / "params" / "params.yaml"), "--profile", "smoke"]
 
 
 def _job(stage: str, root: str, fault: str | None, point: int, result: str) -> None:

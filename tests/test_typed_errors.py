@@ -19,6 +19,7 @@ from pqlab.amort.errors import AmortError, Code
 from pqlab.case import tlv
 from pqlab.case.tlv import ContextTag, Element, ElementType, TLVError, TLVValueError
 from pqlab.errors import InputError, ParamsError
+from tests.conftest import REPO
 
 TEN_THOUSAND = settings(max_examples=10_000, deadline=None, database=None, derandomize=True,
                         phases=[Phase.generate],
@@ -203,7 +204,7 @@ def test_verify_consistency_is_typed(old, new, old_root, new_root, proof):
     _raises_exactly(lambda: merkle.verify_consistency(old, new, old_root, new_root, proof), expected)
 
 
-_REPO_RAW = yaml.safe_load(open(__file__.replace("tests/test_typed_errors.py", "params/params.yaml")))
+_REPO_RAW = yaml.safe_load((REPO / "params" / "params.yaml").read_text())
 _paths = [("costs", "kem"), ("costs", "signers"), ("costs", "profiles", "smoke", "reps"), ("design_space", "noc"),
           ("design_space", "modes"), ("design_space", "icac"), ("case_sizes", "profiles", "quick", "real_material"),
           ("thread", "hops"), ("thread", "scenarios"), ("thread", "figure_configs"), ("thread", "max_sim_time_s"),
@@ -234,7 +235,7 @@ def test_loading_leaves_its_input_unchanged(path):
         except ParamsError:
             pass
         assert raw == before
-    assert _REPO_RAW == yaml.safe_load(open(__file__.replace("tests/test_typed_errors.py", "params/params.yaml")))
+    assert _REPO_RAW == yaml.safe_load((REPO / "params" / "params.yaml").read_text())
 
 
 @pytest.mark.slow
