@@ -22,12 +22,15 @@ from pathlib import Path
 
 from pqlab import machine
 from pqlab.amort import native
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.fastpath import MAX_BATCH, frame, open_controller, open_device, resolve_controller_path
+from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.amort.vector_builder import Material
 from pqlab.io import write_json
 from pqlab.studies.raw_samples import load_average
 
 HERE = Path(__file__).resolve().parent
+DEPLOYMENT = Deployment(b"CTRL-001", profile=PAPER_PROFILE)  # the paper's per-report path, as before issue 35
 REPORTS_PER_CHECKPOINT = 10 * MAX_BATCH
 TARGETS = {"ratio_to_primitive_sum_max": 1.3, "speedup_over_reference_min": 10.0, "ns_per_report_at_10000_max": 1000}
 
@@ -39,7 +42,8 @@ def make_stream(devices: int, trials: int, material: Material) -> tuple[list, li
     for n in range(devices):
         dev_id = n.to_bytes(8, "big")
         k_evid = material.octets(f"k/{n}")
-        devs.append(open_device("native", dev_id, 1, k_evid, material.octets(f"c/{n}"), chain_length=chain_length))
+        devs.append(open_device("native", DEPLOYMENT, dev_id, 1, k_evid, material.octets(f"c/{n}"),
+                                chain_length=chain_length))
         regs.append((dev_id, k_evid))
     digest, clock, streams = material.octets("digest"), 0, []
     for _ in range(trials):
@@ -63,9 +67,10 @@ def time_path(path: str, regs: list, streams: list[list[bytes]], trials: int,
               primitives: Callable[[], dict] | None = None) -> dict:
     """Per-report cost of ``trials`` checkpoints (the first is a warm-up). With ``primitives`` (a callable),
     the C primitives are timed right before each trial, so each trial has its own primitive sum."""
-    ctl = open_controller(path)
+    # the stream's time stamps are 1 ms apart: at its last one, every report of every trial is fresh
+    ctl = open_controller(path, DEPLOYMENT, clock=lambda: len(streams) * REPORTS_PER_CHECKPOINT)
     for dev_id, k_evid in regs:
-        ctl.register_epoch(dev_id, 1, k_evid)
+        ctl.register_epoch(dev_id, 1, k_evid, not_before=0)
     totals, ingests, sums = [], [], []
     for stream in streams[:trials]:
         prims = primitives() if primitives else None
@@ -93,7 +98,8 @@ def time_path(path: str, regs: list, streams: list[list[bytes]], trials: int,
 def device_path(reps: int, material: Material) -> dict:
     out = {}
     for path in ("native", "reference"):
-        dev = open_device(path, b"PLC-0001", 1, material.octets("dk"), material.octets("dc"), chain_length=reps + 1)
+        dev = open_device(path, DEPLOYMENT, b"PLC-0001", 1, material.octets("dk"), material.octets("dc"),
+                          chain_length=reps + 1)
         digest = material.octets("dd")
         start = time.perf_counter_ns()
         for t in range(reps):

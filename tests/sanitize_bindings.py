@@ -6,6 +6,7 @@ Python object's stack). Usage: python -m tests.sanitize_bindings cycle|symmetric
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -89,28 +90,34 @@ def exercise_thread(rounds: int) -> None:
 
 
 def exercise_amort(rounds: int) -> None:
+    from pqlab.amort import native
+    from pqlab.amort.deployment import Deployment
     from pqlab.amort.fastpath import frame, open_controller, open_device
+    from pqlab.amort.profile import Profile
 
     for wire_format in ("implied", "explicit"):
         for _ in range(rounds):
-            ctl = open_controller("native", wire_format=wire_format)
-            dev = open_device("native", b"PLC-0001", 1, bytes(32), bytes(range(32)), chain_length=16,
-                              wire_format=wire_format)
-            ctl.register_epoch(dev.dev_id, 1, bytes(32))
+            deployment = Deployment(b"CTRL-001", profile=Profile(wire_format=wire_format))
+            ctl = open_controller("native", deployment)
+            dev = open_device("native", deployment, b"PLC-0001", 1, bytes(32), bytes(range(32)), chain_length=16)
+            ctl.register_epoch(dev.dev_id, 1, bytes(32), not_before=0)
             good = [dev.report(bytes(32), t) for t in range(1, 4)]
             bad = [good[0], good[1][:50], good[2] + b"x", b"", bytes(200)]  # duplicate, truncated, trailing, ...
-            assert ctl.ingest(good).codes == bytes(3) and any(ctl.ingest(bad).codes)
+            assert ctl.ingest(good, now=4).codes == bytes(3) and any(ctl.ingest(bad, now=4).codes)
+            _refused(ctl.ingest, good)                            # no clock: refused whole
+            _refused(native.load().Controller(b"CTRL-001", 1, 0, 1, 300_000).ingest, good, None)
             ctl.ingest(frame([dev.report(bytes(32), 9)]), now=10)
             assert len(ctl.checkpoint_body()) > 0 and len(ctl.commit(bytes(64))) > 0
             assert ctl.state()["tree_size"] == 4 and ctl.device(dev.dev_id)["last_seen"] >= 3
             assert len(dev.chain_key(3)) == 32 and len(dev.anchor) == 32
             _refused(ctl.commit, bytes(64))                       # nothing awaiting commit
             _refused(ctl.revoke, b"PLC-9999")                     # an unknown device
-            _refused(ctl.ingest, frame(good) + b"\x00")           # a frame broken off
-            _refused(ctl.ingest, [b"x"] * 1025)                   # over the batch limit
-            _refused(ctl.register_epoch, b"PLC", 1, bytes(32))    # a short dev_id
-            _refused(dev.chain_key, 17)                           # beyond the chain
-            _refused(lambda: open_device("native", b"PLC-0001", 1, bytes(32), bytes(32), chain_length=0))
+            _refused(functools.partial(ctl.ingest, frame(good) + b"\x00", now=4))  # a frame broken off
+            _refused(functools.partial(ctl.ingest, [b"x"] * 1025, now=4))        # over the batch limit
+            _refused(functools.partial(ctl.register_epoch, b"PLC", 1, bytes(32), not_before=0))  # a short dev_id
+            _refused(dev.chain_key, 17)                                           # beyond the chain
+            _refused(functools.partial(open_device, "native", deployment, b"PLC-0001", 1, bytes(32), bytes(32),
+                                       chain_length=0))
 
 
 if __name__ == "__main__":

@@ -57,10 +57,10 @@ def test_sweep_rows_follow_the_plan(path, tmp_path):
 def test_a_rejected_report_stops_the_sweep(tmp_path):
     keys = sweep.epoch_keys(2)
     reports = sweep.make_reports("reference", keys, 4, np.random.default_rng(1))
-    ctl = fastpath.open_controller("reference")
+    ctl = fastpath.open_controller("reference", sweep.DEPLOYMENT)
     for dev, k_evid in keys.items():
-        ctl.register_epoch(dev, 1, k_evid)
-    verdicts = ctl.ingest([reports[0], reports[0]])              # a replay
+        ctl.register_epoch(dev, 1, k_evid, not_before=0)
+    verdicts = ctl.ingest([reports[0], reports[0]], now=sweep.ReportSource.stamp(3))  # a replay
     with pytest.raises(Exception, match="SEQ_DUPLICATE"):
         sweep._check(verdicts)
 

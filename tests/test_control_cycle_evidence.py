@@ -8,8 +8,10 @@ import os
 import numpy as np
 import pytest
 
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.fastpath import open_controller, open_device
 from pqlab.amort.messages import Report
+from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.errors import CycleError
 from pqlab.experiments import _cycle, control_cycle
 from pqlab.params import ControlCycleParams, CycleConfiguration
@@ -23,9 +25,12 @@ def test_the_evidence_hook_is_not_a_placeholder():
     assert _cycle.EVIDENCE_PLACEHOLDER == 0
 
 
+PAPER = Deployment(b"CTRL-001", profile=PAPER_PROFILE)  # the control-cycle harness times the paper's evidence path
+
+
 def _reference(spec: control_cycle.EvidenceSpec):
-    return open_device("reference", spec.dev_id, spec.epoch, spec.k_evid, spec.chain_seed, tag_len=spec.tag_len,
-                       policy_id=spec.policy_id, chain_length=spec.chain_length)
+    return open_device("reference", PAPER, spec.dev_id, spec.epoch, spec.k_evid, spec.chain_seed,
+                       tag_len=spec.tag_len, policy_id=spec.policy_id, chain_length=spec.chain_length)
 
 
 @pytest.mark.parametrize("tags", [1, 2])
@@ -39,9 +44,11 @@ def test_reports_equal_the_reference_device_and_a_controller_accepts_them(tags, 
     assert reports == expected
     assert anchor == reference.chain_key(0)
     assert len(reports[0]) == 83 + tag_len + (tag_len if tags == 2 else 0)  # the implied wire format
-    controller = open_controller("reference", controller_id=b"CTRL-001", sig_alg="ML-DSA-65")
-    controller.register_epoch(spec.dev_id, spec.epoch, spec.k_evid, tag_len=tag_len, policy_id=spec.policy_id)
-    assert controller.ingest(reports).n_accepted == len(reports)
+    controller = open_controller("reference", PAPER, sig_alg="ML-DSA-65")
+    controller.register_epoch(spec.dev_id, spec.epoch, spec.k_evid, tag_len=tag_len, policy_id=spec.policy_id,
+                              not_before=0)
+    # each report judged when it is made: the stamps are 1,000 s apart, more than the freshness window between them
+    assert sum(controller.ingest([r], now=t).n_accepted for r, t in zip(reports, stamps, strict=True)) == len(reports)
 
 
 def test_reports_beyond_the_chain_fail_instead_of_reusing_keys():

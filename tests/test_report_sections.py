@@ -79,5 +79,19 @@ def test_security_names_the_attacks_the_papers_design_accepts_and_what_hardening
     assert "| device_state_octets_per_checkpoint | 0 | 40 | octets | — |" in text
 
 
+def test_security_lists_the_outsider_cases_with_the_papers_gaps_marked():
+    metrics = _attack_matrix(["N03"])
+    metrics["outsider"] = {
+        "cases_total": 2, "as_expected": 2,
+        "defects": {"total": 1, "stopped_by_paper": 1, "stopped_by_hardened": 1},
+        "gaps": {"total": 1, "succeed_under_paper": 1, "stopped_by_hardened": 1},
+        "codes": {"O01": {"kind": "defect", "paper": "SIG_FAIL", "hardened": "SIG_FAIL", "action": "another's"},
+                  "O05": {"kind": "gap", "paper": "ACCEPT", "hardened": "SIG_FAIL", "action": "forged list"}}}
+    text = "\n".join(security_section(Documents(attack_matrix_metrics_json=metrics)))
+    assert "| O05 | forged list | gap | **ACCEPT** | SIG_FAIL |" in text
+    assert "| O01 | another's | defect | SIG_FAIL | SIG_FAIL |" in text
+    assert "the paper's design stops 1 of the 1 defects" in text and "1 of 1 attacks succeed under" in text
+
+
 def test_no_security_section_before_the_attack_matrix_has_run():
     assert security_section(Documents()) == []

@@ -11,11 +11,13 @@ import pytest
 
 from pqlab import io, params
 from pqlab.amort import fastpath
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import Code
-from pqlab.amort.fleet import Fleet, batches, report_rounds
+from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, report_rounds
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.messages import Checkpoint, Report
+from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.errors import ParamsError
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
@@ -47,10 +49,10 @@ def test_table3_byte_columns_equal_len_of_real_encodings(run, tmp_path):
     path = result.metrics["controller_path"]
     for n in cfg.identities:
         fleet = Fleet(n, settings.seed + 99, tag_len=cfg.tag_len)
-        ctl = fastpath.open_controller(path, sig_alg=cfg.checkpoint_signer)
-        fleet.register(ctl)
+        ctl = fastpath.open_controller(path, fleet.deployment(), sig_alg=cfg.checkpoint_signer)
+        fleet.register(ctl, not_before=FIRST_TIME_MS)
         reports = report_rounds(fleet, path, [cfg.disclosure_tag])[0]
-        assert sum(ctl.ingest(chunk).n_accepted for chunk in batches(reports)) == n
+        assert sum(ctl.ingest(chunk, now=FIRST_TIME_MS).n_accepted for chunk in batches(reports)) == n
         with DurableLog(tmp_path / f"log-{n}") as log:
             data = fastpath.sign_and_commit(ctl, SigningKey.generate(cfg.checkpoint_signer), log)
         row = table.loc[n]
@@ -224,13 +226,15 @@ def test_rekey_parts_time_the_real_exchange_messages():
 
     ca = CertificateAuthority(SigningKey.generate("ML-DSA-65"))
     key = SigningKey.generate("ML-DSA-65")
-    controller = Controller(b"CTRL-001", key, ca.public, None, ControllerConfig())
+    deployment = Deployment(b"CTRL-001", PublicKey.of(key), ca.public, PAPER_PROFILE)
+    controller = Controller(deployment, key, None, ControllerConfig())
     pair, dev_id = new_kem_keypair(), b"PLC-0001"
-    controller.register(ca.issue(dev_id, pair.public))
-    device = Device(dev_id, pair, PublicKey.of(key), __import__("random").Random(1).randbytes, chain_length=4)
+    controller.register(ca.issue(dev_id, pair.public, profile=PAPER_PROFILE))
+    device = Device(deployment, dev_id, pair, __import__("random").Random(1).randbytes, chain_length=4)
     request = controller.open_epoch(dev_id, 1000)
     confirm = device.respond(request)
     opened = controller.confirm(confirm, 1000)
-    parts = rekey_parts.time_parts(get_kem(KEM_ALGORITHM), pair, request, confirm, opened, key, dev_id, 1)
+    parts = rekey_parts.time_parts(get_kem(KEM_ALGORITHM), pair, request, confirm, opened, key, dev_id, 1,
+                                   PAPER_PROFILE)
     assert set(parts) == {"encaps_us", "decaps_us", "hkdf_us", "confirm_mac_us", "epoch_open_sign_us"}
     assert all(value > 0 for value in parts.values())

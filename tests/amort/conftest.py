@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pqlab.amort.lab import KeySet, Lab
+from pqlab.amort.profile import PAPER_PROFILE
 
 
 @pytest.fixture(scope="session")
@@ -14,6 +15,6 @@ def keys() -> KeySet:
 
 @pytest.fixture
 def lab(keys, tmp_path) -> Lab:
-    world = Lab(keys, 20261202, tmp_path)
+    world = Lab(keys, 20261202, tmp_path, profile=PAPER_PROFILE)  # the paper's design (hardened_lab: the default)
     yield world
     world.close()

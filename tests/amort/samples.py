@@ -9,7 +9,7 @@ from pathlib import Path
 from pqlab.amort.controller import ControllerConfig
 from pqlab.amort.lab import CONTROLLER_ID, KeySet, Lab
 from pqlab.amort.messages import AnchorStatement, EpochClose, Report
-from pqlab.amort.profile import HARDENED, Profile
+from pqlab.amort.profile import PAPER_PROFILE, SECURE
 
 
 @cache
@@ -17,7 +17,7 @@ def valid_messages() -> dict[str, bytes]:
     """Message class name -> one valid encoding."""
     keys = KeySet.generate(2)
     with tempfile.TemporaryDirectory() as tmp:
-        lab = Lab(keys, 5, Path(tmp), ControllerConfig(k=4))
+        lab = Lab(keys, 5, Path(tmp), ControllerConfig(k=4), profile=PAPER_PROFILE)
         a, b = lab.device(1), lab.device(2)
         req = lab.controller.open_epoch(a.dev_id, lab.now)
         confirm = a.respond(req)
@@ -30,7 +30,7 @@ def valid_messages() -> dict[str, bytes]:
         out = {
             "Record": Report.decode(reports[0]).record.encode(),
             "Report": reports[0],
-            "Certificate": keys.devices[0].cert,
+            "Certificate": lab.cert(1),
             "EpochReq": req,
             "EpochConfirm": confirm,
             "EpochOpen": opened,
@@ -43,13 +43,15 @@ def valid_messages() -> dict[str, bytes]:
             "AnchorStatement": AnchorStatement(CONTROLLER_ID, a.dev_id, 1, Report.decode(reports[0]).dtag * 2).encode(),
         }
         lab.close()
-        hardened = Lab(keys, 6, Path(tmp), ControllerConfig(k=4, profile=Profile(HARDENED)))
+        hardened = Lab(keys, 6, Path(tmp), ControllerConfig(k=4), profile=SECURE)
         c = hardened.device(1)
-        confirm = c.respond(hardened.controller.open_epoch(c.dev_id, hardened.now))
+        hardened_req = hardened.controller.open_epoch(c.dev_id, hardened.now)
+        confirm = c.respond(hardened_req)
         opened = hardened.controller.confirm(confirm, hardened.now)
         c.accept_open(opened)
         hardened.stream([c], 4)
         c.receive_checkpoint(hardened.controller.checkpoints[0])
-        out |= {"HardenedEpochConfirm": confirm, "HardenedEpochOpen": opened, "Receipts": c.receipts()}
+        out |= {"HardenedEpochReq": hardened_req, "HardenedEpochConfirm": confirm, "HardenedEpochOpen": opened,
+                "Receipts": c.receipts()}
         hardened.close()
     return out

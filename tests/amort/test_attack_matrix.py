@@ -30,7 +30,19 @@ ISSUE_27 = {
     "N14": ("defect", "DEVICE_UNKNOWN", "DEVICE_UNKNOWN"), "N15": ("defect", "ACCEPT", "ACCEPT"),
     "N16": ("defect", "SIG_FAIL", "SIG_FAIL"),
 }
-DENIAL = {"N08", "N15"}  # the adversary wants an honest action refused
+# Issue 35: cases written as an outsider writes them (public constructors, their defaults): case -> (kind, code
+# under paper, code under hardened). The two gaps are what the paper's design cannot reject.
+OUTSIDER = {
+    "O01": ("defect", "SIG_FAIL", "SIG_FAIL"), "O02": ("defect", "SIG_FAIL", "SIG_FAIL"),
+    "O03": ("defect", "DEVICE_UNKNOWN", "DEVICE_UNKNOWN"), "O04": ("defect", "EPOCH_STALE", "EPOCH_STALE"),
+    "O05": ("gap", "ACCEPT", "SIG_FAIL"), "O06": ("defect", "PROFILE_MISMATCH", "SIG_FAIL"),
+    "O07": ("defect", "PROFILE_MISMATCH", "PROFILE_MISMATCH"), "O08": ("defect", "PROOF_FAIL", "PROOF_FAIL"),
+    "O09": ("defect", "ACCEPT", "ACCEPT"), "O10": ("defect", "ACCEPT", "ACCEPT"),
+    "O11": ("gap", "EPOCH_STALE", "ACCEPT"), "O12": ("defect", "TRAILING", "TRAILING"),
+    "O13": ("defect", "CKPT_FORK", "CKPT_FORK"), "O14": ("defect", "ERR_EVIDENCE_INCOMPLETE", "ERR_EVIDENCE_INCOMPLETE"),
+    "O15": ("defect", "PROFILE_MISMATCH", "DEVICE_UNKNOWN"), "O16": ("defect", "PROFILE_MISMATCH", "EPOCH_STALE"),
+}
+DENIAL = {"N08", "N15", "O09", "O10", "O11"}  # the adversary wants an honest action refused
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +64,8 @@ def test_registry_matches_table_vi():
     assert len([c for c in CASES if c.table == "extra"]) >= 8
     new = {c.id: (c.kind, c.expected, c.expected_for("hardened")) for c in CASES if c.table == "new"}
     assert new == ISSUE_27
+    outsider = {c.id: (c.kind, c.expected, c.expected_for("hardened")) for c in CASES if c.table == "outsider"}
+    assert outsider == OUTSIDER
     assert {c.id for c in CASES if c.denial} == DENIAL
 
 
@@ -127,3 +141,16 @@ def test_the_explicit_wire_format_gives_the_same_outcomes(keys, matrix, tmp_path
         assert failed.empty, failed[["case", "observed code", "detail"]].to_string()
     again = frame.set_index("case")["observed code"]
     assert again.loc["N03"] == "SIG_FAIL" and again.loc["A18"] == "TAGLEN_DOWNGRADE"
+
+
+@pytest.mark.parametrize("variant", ["paper", "hardened"])
+def test_outsider_cases_give_their_code_under_each_variant(matrix, hardened, variant):
+    """Issue 35: built with the default public constructors, each attack gets its code; only the paper's two design
+    gaps succeed, and only under the paper's design."""
+    frame = (matrix if variant == "paper" else hardened).set_index("case")
+    column = 1 if variant == "paper" else 2
+    for case_id, expected in OUTSIDER.items():
+        row = frame.loc[case_id]
+        assert row["observed code"] == expected[column], (case_id, row["detail"])
+        assert row["pass"]
+        assert row["attack_succeeded"] == (expected[0] == "gap" and variant == "paper"), case_id

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.fastpath import open_controller, open_device
+from pqlab.amort.profile import SECURE
 
 HERE = Path(__file__).resolve().parent
 CORE = HERE.parent.parent / "lib" / "pqlab" / "amort" / "native"
@@ -37,15 +39,17 @@ def test_c_program_matches_the_reference(program: Path) -> None:
     dev_id, k_evid, seed = b"PLC-0042", bytes(range(32)), bytes(range(32, 64))
     lines = subprocess.run([str(program), dev_id.hex(), k_evid.hex(), seed.hex(), "12", "10", "7"],
                            capture_output=True, text=True, check=True).stdout.split("\n")
-    device = open_device("reference", dev_id, 1, k_evid, seed, tag_len=12, chain_length=10)
+    # amort_core's defaults are the library's: the hardened variant, the implied wire format (pqlab.amort.profile)
+    deployment = Deployment(b"CTRL-001", profile=SECURE)
+    device = open_device("reference", deployment, dev_id, 1, k_evid, seed, tag_len=12, chain_length=10)
     reports = [device.report(bytes([i]) + bytes(31), 1000 + i) for i in range(7)]
     assert lines[0] == device.anchor.hex()
     assert lines[1:8] == [r.hex() for r in reports]
-    assert lines[8].split() == ["OK"] * 7
+    assert lines[8].split() == ["OK"] * 7  # (before them, an ingest without a clock was refused: E_CLOCK)
     assert lines[9].split() == ["SEQ_DUPLICATE"] * 7
-    ctl = open_controller("reference")
-    ctl.register_epoch(dev_id, 1, k_evid, tag_len=12)
-    ctl.ingest(reports)
+    ctl = open_controller("reference", deployment)
+    ctl.register_epoch(dev_id, 1, k_evid, tag_len=12, not_before=0)
+    ctl.ingest(reports, now=1007)
     assert lines[10] == ctl.checkpoint_body().hex()
 
 

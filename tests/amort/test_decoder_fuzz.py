@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.messages import DECODERS
+from pqlab.amort.profile import PAPER_PROFILE
 from tests.amort.samples import valid_messages
 
 FAST = settings(max_examples=300, deadline=None, database=None, derandomize=True,
@@ -80,7 +80,8 @@ def honest_world(tmp_path_factory):
     from pqlab.amort.controller import ControllerConfig
     from pqlab.amort.lab import KeySet, Lab
 
-    world = Lab(KeySet.generate(2), 9, tmp_path_factory.mktemp("fuzz"), ControllerConfig(k=4), chain_length=4096)
+    world = Lab(KeySet.generate(2), 9, tmp_path_factory.mktemp("fuzz"), ControllerConfig(k=4), chain_length=4096,
+                profile=PAPER_PROFILE)
     a = world.device(1)
     world.open_epoch(a)
     world.stream([a], 4)
@@ -105,13 +106,12 @@ def test_controller_and_auditor_reject_mutated_input_only_with_protocol_errors(h
     ckpt = bytearray(world.controller.checkpoints[0])
     ckpt[rng.randrange(len(ckpt))] ^= 1 << rng.randrange(8)
     with pytest.raises(AmortError):
-        ColdAuditor(world.controller_public).ingest_checkpoint(bytes(ckpt))
+        world.cold_auditor().ingest_checkpoint(bytes(ckpt))
     device.current.committed_hi = max(device.current.committed_hi, 1)
     disclosure = bytearray(device.disclose(1))
     disclosure[rng.randrange(len(disclosure))] ^= 1 << rng.randrange(8)
     leaf, proof = world.controller.inclusion(device.dev_id, 1, 1, tree_size=4)
-    auditor = ColdAuditor(world.controller_public)
-    auditor.ingest_epoch_open(world.controller.epoch_open(device.dev_id, 1))
+    auditor = world.cold_auditor()
     auditor.ingest_checkpoint(world.controller.checkpoints[0])
     with pytest.raises(AmortError):
         auditor.verify_origin(leaf, bytes(disclosure), proof)

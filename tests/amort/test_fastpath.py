@@ -9,6 +9,7 @@ import pytest
 
 from pqlab.amort import native
 from pqlab.amort.controller import ControllerConfig
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError, Code, FastpathError
 from pqlab.amort.fastpath import (
@@ -40,8 +41,8 @@ def test_device_path_equals_the_reference_device(lab: Lab, path: str) -> None:
     device = lab.device(1)
     lab.open_epoch(device)
     k_evid, tag_len = lab.controller.evidence_key(device.dev_id)
-    fast = open_device(path, device.dev_id, 1, k_evid, chain_seed(lab, 1), tag_len=tag_len, policy_id=1,
-                       chain_length=lab.chain_length)
+    fast = open_device(path, lab.deployment, device.dev_id, 1, k_evid, chain_seed(lab, 1), tag_len=tag_len,
+                       policy_id=1, chain_length=lab.chain_length)
     assert fast.anchor == device.current.chain.anchor
     for i in range(40):
         digest = lab.digest()
@@ -61,7 +62,7 @@ def test_controller_path_equals_the_reference_controller(lab: Lab, path: str, ke
     devices = [lab.device(n) for n in (1, 2, 3)]
     for d in devices:
         lab.open_epoch(d)
-    fast = open_controller(path, controller_id=lab.controller.controller_id, sig_alg="ML-DSA-65")
+    fast = open_controller(path, lab.deployment, sig_alg="ML-DSA-65", clock=lambda: lab.now)
     for d in devices:
         keys = lab.controller.epoch_keys(d.dev_id)
         fast.register_epoch(d.dev_id, 1, keys.k_evid, tag_len=keys.tag_len, expiry=keys.expiry, policy_id=1,
@@ -88,26 +89,27 @@ def test_controller_path_equals_the_reference_controller(lab: Lab, path: str, ke
 
 @BOTH
 def test_sign_and_commit_signs_once_and_writes_once(tmp_path, keys, path: str) -> None:
-    fast = open_controller(path, sig_alg=keys.controller.algorithm)
-    dev = open_device(path, b"PLC-0001", 1, bytes(32), bytes(range(32)), chain_length=8)
-    fast.register_epoch(dev.dev_id, 1, bytes(32))
+    deployment = keys.deployment()
+    fast = open_controller(path, deployment, sig_alg=keys.controller.algorithm)
+    dev = open_device(path, deployment, b"PLC-0001", 1, bytes(32), bytes(range(32)), chain_length=8)
+    fast.register_epoch(dev.dev_id, 1, bytes(32), not_before=0)
     with DurableLog(tmp_path / "log") as log:
-        fast.ingest([dev.report(bytes(32), t) for t in range(3)])
+        fast.ingest([dev.report(bytes(32), t) for t in range(3)], now=3)
         data = sign_and_commit(fast, keys.controller, log)
         assert log.fsync_count == 1 and log.entries() == [data]
     ckpt = Checkpoint.decode(data)
-    lab_public = Lab(keys, 1, tmp_path / "w").controller_public
-    lab_public.verify(ckpt, ckpt.sig, "Checkpoint")  # a real ML-DSA-65 signature over the fast path's body
+    # a real ML-DSA-65 signature over the fast path's body, under the deployment profile's context
+    deployment.controller_key.verify(ckpt, ckpt.sig, "Checkpoint", deployment.profile)
     assert ckpt.tree_size == 3 and ckpt.spans[0].seq_hi == 3
 
 
 @BOTH
 def test_state_accessors_and_their_errors(path: str) -> None:
-    fast = open_controller(path)
+    fast = open_controller(path, Deployment(b"CTRL-001"))
     with pytest.raises(AmortError) as unknown:
         fast.last_seen(b"PLC-0001")
     assert unknown.value.reason == Code.DEVICE_UNKNOWN
-    fast.register_epoch(b"PLC-0001", 3, bytes(32), tag_len=8, expiry=99, policy_id=4)
+    fast.register_epoch(b"PLC-0001", 3, bytes(32), tag_len=8, expiry=99, policy_id=4, not_before=0)
     assert (fast.epoch(b"PLC-0001"), fast.last_seen(b"PLC-0001"), fast.pending, fast.index) == (3, 0, 0, 0)
     with pytest.raises(PqlabError) as short:
         fast.epoch(b"PLC")
@@ -165,4 +167,4 @@ def test_native_fallback_is_loud(monkeypatch, tmp_path) -> None:
     assert resolved.path == "reference" and "unavailable" in resolved.reason
     assert any(issubclass(w.category, RuntimeWarning) for w in caught)
     with pytest.raises(FastpathError):
-        open_controller("native")
+        open_controller("native", Deployment(b"CTRL-001"))

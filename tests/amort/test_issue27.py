@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from pqlab.amort.attacks.issue27 import injected_req
+from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import ControllerConfig, link_hash
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.fastpath import native_status, open_controller, open_device, sign_and_commit
 from pqlab.amort.lab import Lab
-from pqlab.amort.messages import Checkpoint, EpochReq
+from pqlab.amort.messages import Checkpoint
 from pqlab.amort.profile import HARDENED, Profile
-from pqlab.crypto import get_kem
 
 
 def _code(action) -> str:
@@ -22,7 +24,7 @@ def _code(action) -> str:
 
 @pytest.fixture
 def hardened_lab(keys, tmp_path):
-    world = Lab(keys, 27, tmp_path, ControllerConfig(k=4, profile=Profile(HARDENED)))
+    world = Lab(keys, 27, tmp_path, ControllerConfig(k=4), profile=Profile(HARDENED))
     yield world
     world.close()
 
@@ -32,7 +34,7 @@ def test_registering_an_active_device_again_keeps_its_epoch_and_counters(lab, ke
     a = lab.device(1)
     lab.open_epoch(a)
     lab.stream([a], 3)
-    lab.controller.register(keys.devices[0].cert)
+    lab.controller.register(lab.cert(1))
     lab.controller.ingest(lab.report(a))  # seq 4 in epoch 1 still continues
     lab.open_epoch(a)  # and the next epoch is 2, not 1 again
     assert a.epoch_number == 2
@@ -45,11 +47,9 @@ def test_repeated_injected_epoch_requests_neither_desynchronise_nor_trip_the_res
     lab.stream([a], 2)
     req = lab.controller.open_epoch(a.dev_id, lab.now)
     for _ in range(3):
-        ciphertext, _ = get_kem("ML-KEM-768").encaps(keys.devices[0].kem.public)
-        a.respond(EpochReq(lab.controller_id, a.dev_id, 2, 1, ciphertext).encode())
+        a.respond(injected_req(lab, a.dev_id, 2))
     opened = lab.controller.confirm(a.respond(req), lab.now)
-    a.respond(EpochReq(lab.controller_id, a.dev_id, 2, 1, get_kem("ML-KEM-768").encaps(
-        keys.devices[0].kem.public)[0]).encode())
+    a.respond(injected_req(lab, a.dev_id, 2))
     a.accept_open(opened)
     lab.controller.ingest(lab.report(a), now=lab.now)
     assert a.epoch_number == 2 and lab.controller.epoch_keys(a.dev_id).epoch == 2
@@ -81,10 +81,11 @@ def test_the_link_does_not_depend_on_the_signature(path, keys):
         pytest.skip("native fast path not built")
     heads = []
     for _ in range(2):
-        ctl = open_controller(path, sig_alg=keys.controller.algorithm)
-        dev = open_device(path, b"PLC-0001", 1, bytes(32), bytes(range(32)), chain_length=4)
-        ctl.register_epoch(dev.dev_id, 1, bytes(32))
-        ctl.ingest([dev.report(bytes(32), 5)])
+        deployment = keys.deployment()
+        ctl = open_controller(path, deployment, sig_alg=keys.controller.algorithm)
+        dev = open_device(path, deployment, b"PLC-0001", 1, bytes(32), bytes(range(32)), chain_length=4)
+        ctl.register_epoch(dev.dev_id, 1, bytes(32), not_before=0)
+        ctl.ingest([dev.report(bytes(32), 5)], now=5)
         data = sign_and_commit(ctl, keys.controller)
         heads.append((ctl.prev_hash, data))
     assert heads[0][1] != heads[1][1]  # randomised signatures
@@ -96,7 +97,8 @@ def test_sequence_exhaustion_is_a_protocol_code_on_both_paths(path):
     """N11 and issue 22 item 6: the report after seq 2^64 - 1 is AmortError EPOCH_STALE, not a generic error."""
     if path == "native" and not native_status()[0]:
         pytest.skip("native fast path not built")
-    dev = open_device(path, b"PLC-0001", 1, bytes(32), bytes(range(32)), chain_length=4, next_seq=(1 << 64) - 1)
+    dev = open_device(path, Deployment(b"CTRL-001"), b"PLC-0001", 1, bytes(32), bytes(range(32)), chain_length=4,
+                      next_seq=(1 << 64) - 1)
     dev.report(bytes(32), 1, disclosure_tag=False)
     assert dev.seq == (1 << 64) - 1
     with pytest.raises(AmortError) as info:
@@ -128,9 +130,7 @@ def test_hardened_auditor_needs_the_devices_receipts_for_origin(hardened_lab):
     lab.stream([a], 4)
     a.receive_checkpoint(lab.controller.checkpoints[0])
     leaf, proof = lab.controller.inclusion(a.dev_id, 1, 2)
-    auditor = lab.cold_auditor(require_opens=True)
-    auditor.ingest_certificate(lab.keys.devices[0].cert)
-    auditor.ingest_epoch_open(lab.controller.epoch_open(a.dev_id, 1))
+    auditor = lab.cold_auditor()  # the certificate and the open
     lab.feed(auditor, lab.controller.checkpoints[0])
     assert _code(lambda: auditor.verify_origin(leaf, a.disclose(2), proof)) == Code.DISCLOSE_EARLY
     auditor.compare_receipts(a.receipts())
@@ -142,15 +142,15 @@ def test_hardened_open_needs_the_devices_certificate_and_is_unique(hardened_lab)
     lab = hardened_lab
     a = lab.device(1)
     opened = lab.open_epoch(a)
-    auditor = lab.cold_auditor()
+    auditor = ColdAuditor(lab.deployment)
     assert _code(lambda: auditor.ingest_epoch_open(opened)) == Code.DEVICE_UNKNOWN
-    auditor.ingest_certificate(lab.keys.devices[0].cert)
+    auditor.ingest_certificate(lab.cert(1))
     auditor.ingest_epoch_open(opened)
     auditor.ingest_epoch_open(opened)  # the same open again is no fork
     from pqlab.amort.messages import HardenedEpochOpen
 
     other = HardenedEpochOpen.decode(opened).replace(expiry=1)
-    other = other.replace(sig=lab.keys.controller.sign(other)).encode()
+    other = other.replace(sig=lab.keys.controller.sign(other, lab.profile)).encode()
     assert _code(lambda: auditor.ingest_epoch_open(other)) == Code.CKPT_FORK
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from pqlab.amort import merkle
-from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import ControllerConfig
 from pqlab.amort.errors import AmortError
 from pqlab.amort.lab import Lab
@@ -99,7 +98,7 @@ def test_auditor_requires_consistency_proofs_after_the_first_checkpoint(keys, tm
     a = world.device(1)
     world.open_epoch(a)
     world.stream([a], 8)
-    auditor = ColdAuditor(world.controller_public)
+    auditor = world.cold_auditor()
     auditor.ingest_checkpoint(world.controller.checkpoints[0])
     assert _code(lambda: auditor.ingest_checkpoint(world.controller.checkpoints[1])) == "PROOF_FAIL"
     auditor.ingest_checkpoint(world.controller.checkpoints[1], world.controller.consistency(4, 8))

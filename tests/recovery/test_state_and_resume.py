@@ -11,9 +11,9 @@ from pqlab.amort.controller import ControllerConfig
 from pqlab.amort.device import Device, EpochSecrets
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError, Code
-from pqlab.amort.identity import PublicKey
 from pqlab.amort.lab import CONTROLLER_ID, KeySet
 from pqlab.amort.messages import Checkpoint
+from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.amort.recovery.resume import RecoveryController
 from pqlab.amort.recovery.state import STATE_OCTETS, ProverState, read_state, write_state
 from pqlab.amort.recovery.wire import RESUME_OCTETS, Resume, encode_frame, read_frame
@@ -77,10 +77,11 @@ def keys() -> KeySet:
 @pytest.fixture
 def pair(keys, tmp_path):
     log = DurableLog(tmp_path / "ckpt.log")
-    ctrl = RecoveryController(CONTROLLER_ID, keys.controller, keys.ca.public, log, ControllerConfig(k=64))
-    ctrl.register(keys.devices[0].cert)
+    deployment = keys.deployment(PAPER_PROFILE, CONTROLLER_ID)
+    ctrl = RecoveryController(deployment, keys.controller, log, ControllerConfig(k=64), clock=lambda: 600)
+    ctrl.register(keys.devices[0].cert(PAPER_PROFILE))
     d = keys.devices[0]
-    dev = Device(d.dev_id, d.kem, PublicKey.of(keys.controller), random.Random(1).randbytes, chain_length=512)
+    dev = Device(deployment, d.dev_id, d.kem, random.Random(1).randbytes, chain_length=512)
     dev.accept_open(ctrl.confirm(dev.respond(ctrl.open_epoch(d.dev_id, 0)), 0))
     yield ctrl, dev
     log.close()
@@ -95,7 +96,7 @@ def test_a_resumed_device_skips_its_reserved_window_and_the_controller_records_t
     ctrl, dev = pair
     _send(ctrl, dev, 40)
     secrets = dev.epoch_secrets()
-    restarted = Device(dev.dev_id, keys.devices[0].kem, PublicKey.of(keys.controller), random.Random(2).randbytes)
+    restarted = Device(dev.deployment, dev.dev_id, keys.devices[0].kem, random.Random(2).randbytes)
     restarted.resume(secrets, 65)  # the reservation covered 1..64; 41..64 may or may not have been issued
     ctrl.resume(Resume(dev.dev_id, secrets.epoch, 65, 0).signed(secrets.k_evid).encode())
     report = ctrl.ingest(restarted.report(bytes(32), 100))
@@ -121,7 +122,7 @@ def test_the_controller_rejects_a_stale_forged_or_old_epoch_resume(pair):
 def test_a_device_that_rolls_back_re_issues_numbers_the_controller_flags_as_duplicates(pair, keys):
     ctrl, dev = pair
     _send(ctrl, dev, 100)
-    stale = Device(dev.dev_id, keys.devices[0].kem, PublicKey.of(keys.controller), random.Random(3).randbytes)
+    stale = Device(dev.deployment, dev.dev_id, keys.devices[0].kem, random.Random(3).randbytes)
     stale.resume(dev.epoch_secrets(), 65)
     codes = []
     for i in range(50):
@@ -137,7 +138,7 @@ def test_a_device_that_rolls_back_re_issues_numbers_the_controller_flags_as_dupl
 def test_a_resumed_device_discloses_nothing_on_the_strength_of_pre_restart_receipts(pair, keys):
     ctrl, dev = pair
     _send(ctrl, dev, 64)
-    restarted = Device(dev.dev_id, keys.devices[0].kem, PublicKey.of(keys.controller), random.Random(4).randbytes)
+    restarted = Device(dev.deployment, dev.dev_id, keys.devices[0].kem, random.Random(4).randbytes)
     restarted.resume(dev.epoch_secrets(), 65)
     with pytest.raises(AmortError) as early:
         restarted.disclose(10)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pqlab.amort import kdf, merkle
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
-from pqlab.amort.errors import AmortError, Code
+from pqlab.amort.errors import AmortError, ClockRequired, Code
 from pqlab.amort.identity import KEM_ALGORITHM, PublicKey, SigningKey, verify_certificate
 from pqlab.amort.messages import (
     RECORD_OCTETS,
@@ -21,18 +23,22 @@ from pqlab.amort.messages import (
     EpochReq,
     HardenedEpochConfirm,
     HardenedEpochOpen,
+    HardenedEpochReq,
     InclusionProof,
     Report,
     Span,
+    decode_for_variant,
 )
-from pqlab.amort.profile import DEFAULT as DEFAULT_PROFILE
-from pqlab.amort.profile import DEFAULT_MAX_REPORT_AGE_MS, EXPLICIT, HARDENED, Profile
+from pqlab.amort.profile import EXPLICIT
 from pqlab.crypto import get_kem
 from pqlab.errors import PqlabError
 
 GENESIS = bytes(32)
 LINK_DOMAIN = b"AMORT.LINK"
 MAX_EPOCH = (1 << 32) - 1
+CLOSES_PER_CHECKPOINT = 0xFFFF
+"""Most EPOCH_CLOSE entries one checkpoint carries (its 2-octet count); more wait for the next checkpoint."""
+Clock = Callable[[], int]
 
 
 def link_hash(tbs: bytes) -> bytes:
@@ -96,25 +102,34 @@ class ControllerConfig:
     max_restarts: int = 3  # more epoch opens than this within restart_window -> ERR_RESTART_RATE
     restart_window: int = 60_000
     reference_digests: frozenset[bytes] = frozenset()  # policy: digests considered trustworthy (empty: any)
-    max_report_age: int = DEFAULT_MAX_REPORT_AGE_MS  # freshness, checked when ingest is given the time (N09)
-    profile: Profile = DEFAULT_PROFILE
 
 
 class Controller:
     """Verifies reports before any policy check, accumulates them, and commits each batch with one signature
-    and exactly one durable write (append + fsync to the checkpoint log)."""
+    and exactly one durable write (append + fsync to the checkpoint log).
 
-    def __init__(self, controller_id: bytes, key: SigningKey | None, ca: PublicKey | None, log: DurableLog | None,
-                 config: ControllerConfig | None = None) -> None:
-        # key, ca and log may be None for a controller that only verifies reports and builds checkpoint bodies
-        # (the reference side of pqlab.amort.fastpath): it then cannot sign, register certificates or persist.
-        self.controller_id = controller_id
+    ``deployment`` gives the identifier, the CA key, the profile and the freshness window. ``clock`` (ms, the
+    timestamps' clock) is how :meth:`ingest` learns the time when it is not given ``now``; with neither, a report
+    is not judged at all (:class:`ClockRequired`): freshness is never skipped silently."""
+
+    def __init__(self, deployment: Deployment, key: SigningKey | None, log: DurableLog | None,
+                 config: ControllerConfig | None = None, *, clock: Clock | None = None) -> None:
+        # key and log may be None for a controller that only verifies reports and builds checkpoint bodies
+        # (the reference side of pqlab.amort.fastpath): it then cannot sign or persist.
+        if not isinstance(deployment, Deployment):
+            raise PqlabError(f"must be a Deployment, got {type(deployment).__name__}", field="deployment")
+        self.deployment = deployment
+        self.controller_id = deployment.controller_id
         self.key = key
         self.public = PublicKey.of(key) if key is not None else None
-        self.ca = ca
+        if self.public is not None and deployment.controller_key is not None \
+                and self.public.public != deployment.controller_key.public:
+            raise PqlabError("the signing key is not the deployment's controller key", field="key")
+        self.ca = deployment.ca
         self.log = log
         self.config = config or ControllerConfig()
-        self.profile = self.config.profile
+        self.profile = deployment.profile
+        self.clock = clock
         self._kem = get_kem(KEM_ALGORITHM)
         self._devices: dict[bytes, _DeviceState] = {}
         self.batch: list[Pending] = []
@@ -133,9 +148,8 @@ class Controller:
 
         Registering a known identity again keeps its epochs and counters (a renewed certificate with a higher
         serial replaces the old one); a revoked identity stays revoked: REVOKED (N10)."""
-        if self.ca is None:
-            raise PqlabError("this controller holds no CA key to check certificates with", field="ca")
-        cert = verify_certificate(cert_bytes, self.ca)
+        cert = verify_certificate(cert_bytes, self.deployment.need("ca", "controller that registers certificates"),
+                                  self.profile)
         state = self._devices.get(cert.dev_id)
         if state is None:
             self._devices[cert.dev_id] = _DeviceState(cert)
@@ -167,7 +181,8 @@ class Controller:
 
     # --- §IV-A epochs ------------------------------------------------------------------------------------
     def open_epoch(self, dev_id: bytes, now: int) -> bytes:
-        """EPOCH_REQ: encapsulate to the certified ML-KEM key for a new epoch number.
+        """EPOCH_REQ: encapsulate to the certified ML-KEM key for a new epoch number (hardened: signed by the
+        controller, so the device can tell it from an injected one before doing any work).
 
         The number is one above any this controller requested for the device, so an epoch whose EPOCH_OPEN never
         reached the device is not opened twice; beyond 2^32 - 1 no epoch can follow: EPOCH_STALE (N11)."""
@@ -186,7 +201,11 @@ class Controller:
         state.opens = [*recent, now]
         state.highest_epoch = epoch
         ciphertext, shared = self._kem.encaps(state.cert.kem_pk)
-        req = EpochReq(self.controller_id, dev_id, epoch, state.cert.serial, ciphertext).encode()
+        if self.profile.hardened:
+            body = HardenedEpochReq(self.controller_id, dev_id, epoch, state.cert.serial, ciphertext, self._sig_alg())
+            req = body.replace(sig=self.key.sign(body, self.profile)).encode()
+        else:
+            req = EpochReq(self.controller_id, dev_id, epoch, state.cert.serial, ciphertext).encode()
         state.pending_req = (epoch, req, shared)
         return req
 
@@ -196,8 +215,8 @@ class Controller:
 
         The epoch is installed when the device's first report under it verifies — the device has then accepted
         EPOCH_OPEN — so a lost or refused EPOCH_OPEN leaves both sides in the old epoch (N15)."""
-        hardened = self.profile.variant == HARDENED
-        conf = (HardenedEpochConfirm if hardened else EpochConfirm).decode(confirm_bytes)
+        hardened = self.profile.hardened
+        conf = decode_for_variant(confirm_bytes, EpochConfirm, HardenedEpochConfirm, hardened)
         state = self._state(conf.dev_id, "EpochConfirm.dev_id")
         if state.pending_req is None or state.pending_req[0] != conf.epoch:
             raise AmortError(Code.EPOCH_STALE, "no EPOCH_REQ outstanding for this epoch", field="EpochConfirm.epoch")
@@ -206,15 +225,17 @@ class Controller:
         k_confirm, k_evid = kdf.epoch_keys(th, shared, conf.dev_id, epoch)
         if not kdf.mac_ok(k_confirm, th, conf.mac):
             raise AmortError(Code.MAC_FAIL, "EPOCH_CONFIRM MAC does not verify", field="EpochConfirm.mac")
-        fields = (self.controller_id, conf.dev_id, epoch, self.config.tag_len, self.config.policy_id, conf.k0,
-                  now + self.config.epoch_lifetime, state.cert.serial, th, self._sig_alg())
+        fields = (self.profile.octet, self.controller_id, conf.dev_id, epoch, self.config.tag_len,
+                  self.config.policy_id, conf.k0, now + self.config.epoch_lifetime, state.cert.serial, th,
+                  self._sig_alg())
         if hardened:
             statement = AnchorStatement(self.controller_id, conf.dev_id, epoch, conf.k0)
-            PublicKey.of_device(state.cert).verify_device_statement(statement, conf.anchor_sig, "EpochConfirm")
+            PublicKey.of_device(state.cert).verify_device_statement(statement, conf.anchor_sig, "EpochConfirm",
+                                                                     self.profile)
             opened: EpochOpen = HardenedEpochOpen(*fields, anchor_sig=conf.anchor_sig)
         else:
             opened = EpochOpen(*fields)
-        data = opened.replace(sig=self.key.sign(opened)).encode()
+        data = opened.replace(sig=self.key.sign(opened, self.profile)).encode()
         state.staged = EpochKeys(epoch, k_evid, conf.k0, self.config.tag_len, self.config.policy_id, opened.expiry,
                                  not_before=now)
         state.pending_req = None
@@ -279,9 +300,21 @@ class Controller:
         raise AmortError(Code.EPOCH_STALE, f"record epoch {epoch}, device is in epoch {state.epoch}",
                          field="Record.epoch")
 
+    def now(self, now: int | None = None) -> int:
+        """The time a report is judged at: ``now`` if given, else the controller's clock; ClockRequired without
+        either (a report is never accepted with its freshness unchecked)."""
+        if now is not None:
+            return now
+        if self.clock is None:
+            raise ClockRequired("this controller has no clock: pass now= to ingest or clock= to the controller",
+                                field="now")
+        return self.clock()
+
     def ingest(self, report_bytes: bytes, now: int | None = None) -> Report:
-        """Decode, authenticate (evidence tag first), sequence-check, check the timestamp, evaluate policy, then
-        accumulate. ``now`` (the controller's clock, ms) adds the freshness bound ``max_report_age`` (N09)."""
+        """Decode, authenticate (evidence tag first), sequence-check, check the timestamp (monotonic, after the
+        epoch opened, no older than the deployment's ``max_report_age`` at ``now``, N09), evaluate policy, then
+        accumulate. ``now`` (ms): the controller's clock when not given; ClockRequired with neither."""
+        now = self.now(now)
         explicit = self.profile.wire_format == EXPLICIT
         if explicit:
             report = Report.decode(report_bytes, wire_format=EXPLICIT)
@@ -318,28 +351,35 @@ class Controller:
             self.checkpoint()
         return report
 
-    def _check_time(self, timestamp: int, keys: EpochKeys, state: _DeviceState, now: int | None) -> None:
-        """Monotonic timestamps from the epoch's opening on, and (with a clock) no older than max_report_age."""
+    def _check_time(self, timestamp: int, keys: EpochKeys, state: _DeviceState, now: int) -> None:
+        """Monotonic timestamps from the epoch's opening on, and no older than max_report_age at ``now``."""
         if timestamp < keys.not_before:
             raise AmortError(Code.EPOCH_STALE, f"record time {timestamp} is before its epoch opened "
                              f"({keys.not_before})", field="Record.timestamp")
         if timestamp < state.last_timestamp:
             raise AmortError(Code.EPOCH_STALE, f"record time {timestamp} runs backwards (last {state.last_timestamp})",
                              field="Record.timestamp")
-        if now is not None and now - timestamp > self.config.max_report_age:
+        if now - timestamp > self.deployment.max_report_age:
             raise AmortError(Code.EPOCH_STALE, f"record time {timestamp} is {now - timestamp} ms old, more than "
-                             f"{self.config.max_report_age}", field="Record.timestamp")
+                             f"{self.deployment.max_report_age}", field="Record.timestamp")
 
     # --- §IV-C checkpoints -----------------------------------------------------------------------------
     def checkpoint(self) -> bytes:
-        """Commit the current batch: append leaves, sign, one durable write."""
+        """Commit the current batch: append leaves, sign, one durable write. A controller that cannot commit (no log
+        or no key) refuses before the batch leaves it."""
+        self._can_commit()
         batch, self.batch = self.batch, []
         return self.commit(batch)
 
-    def commit(self, batch: list[Pending], spans: tuple[Span, ...] | None = None) -> bytes:
-        """Append ``batch`` to the log and sign a checkpoint over it (``spans`` default: derived from the batch)."""
+    def _can_commit(self) -> None:
         if self.log is None:
             raise PqlabError("this controller has no checkpoint log to commit to", field="log")
+        if self.key is None:
+            raise PqlabError("this controller holds no signing key", field="key")
+
+    def commit(self, batch: list[Pending], spans: tuple[Span, ...] | None = None) -> bytes:
+        """Append ``batch`` to the log and sign a checkpoint over it (``spans`` default: derived from the batch)."""
+        self._can_commit()
         body = self.build_checkpoint(batch, spans)
         data = self.sign(body)
         self.log.append(data)
@@ -348,21 +388,24 @@ class Controller:
 
     def build_checkpoint(self, batch: list[Pending], spans: tuple[Span, ...] | None = None,
                          sig_alg: int | None = None) -> Checkpoint:
-        """The unsigned checkpoint over ``batch``: its leaves are appended to the tree and the pending
-        EPOCH_CLOSE entries are taken; :meth:`record_checkpoint` must follow with the signed encoding."""
-        for item in batch:
-            self.leaf_index[(item.dev_id, item.epoch, item.seq)] = self.tree.append(item.leaf)
-            self.leaves.append(item.leaf)
+        """The unsigned checkpoint over ``batch``: its leaves are appended to the tree and up to
+        :data:`CLOSES_PER_CHECKPOINT` pending EPOCH_CLOSE entries are taken (the rest wait for the next checkpoint,
+        so no number of closes stops the chain); :meth:`record_checkpoint` must follow with the signed encoding.
+        Everything that can fail is checked before the tree or the pending state changes."""
+        sig_alg = self._sig_alg() if sig_alg is None else sig_alg
         spans = spans if spans is not None else spans_of(batch)
+        taken, rest = self._closes[:CLOSES_PER_CHECKPOINT], self._closes[CLOSES_PER_CHECKPOINT:]
         closes = []
-        for dev_id, epoch, last_seen in self._closes:
+        for dev_id, epoch, last_seen in taken:
             committed = max([s.seq_hi for s in spans if s.dev_id == dev_id and s.epoch == epoch],
                             default=self._committed_hi.get((dev_id, epoch), 0))
             closes.append(CloseEntry(dev_id, epoch, committed, last_seen))
-        self._closes = []
+        for item in batch:
+            self.leaf_index[(item.dev_id, item.epoch, item.seq)] = self.tree.append(item.leaf)
+            self.leaves.append(item.leaf)
+        self._closes = rest
         return Checkpoint(self.controller_id, len(self.checkpoints), self.prev_hash, len(self.tree), self.tree.root(),
-                          spans, tuple(closes), self._sig_alg() if sig_alg is None else sig_alg,
-                          wire_format=self.profile.wire_format)
+                          spans, tuple(closes), sig_alg, wire_format=self.profile.wire_format)
 
     def _sig_alg(self) -> int:
         if self.key is None:
@@ -384,7 +427,7 @@ class Controller:
         """Sign a checkpoint body with the controller key (also how a malicious controller equivocates)."""
         if self.key is None:
             raise PqlabError("this controller holds no signing key", field="key")
-        return body.replace(sig=self.key.sign(body)).encode()
+        return body.replace(sig=self.key.sign(body, self.profile)).encode()
 
     def decode_checkpoint(self, data: bytes) -> Checkpoint:
         """A checkpoint in this controller's wire format."""

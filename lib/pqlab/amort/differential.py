@@ -13,10 +13,12 @@ A verdict is ``null`` (accepted) or ``"CODE field"``. An output longer than 16 K
 ``{"octets": n, "sha256": hex}``; a long filler input may be written ``{"fill": hex, "octets": n}`` (the pattern
 repeated to n octets).
 
-``open_controller`` and ``open_device`` name the protocol ``variant`` and ``wire_format`` (pqlab.amort.profile);
-an ``ingest`` may carry ``now``, the controller's clock. Bytes are hex strings; in ``ingest`` a report may also
-be ``{"bytearray": hex}``, ``{"memoryview": hex}`` or ``{"object": json value}`` (something that is not an octet
-string), and a whole batch may be ``{"framed": hex}`` (one buffer, :func:`pqlab.amort.fastpath.frame`).
+``open_controller`` and ``open_device`` name the protocol ``variant`` and ``wire_format`` (pqlab.amort.profile) —
+with ``controller_id`` and an optional ``max_report_age``, the deployment the object is opened for; an ``ingest``
+carries ``now``, the controller's clock (without it the batch is refused: ClockRequired). Format 3 (issue 35):
+``register_epoch`` names ``not_before``, every ``ingest`` its ``now``. Bytes are hex strings; in ``ingest`` a report
+may also be ``{"bytearray": hex}``, ``{"memoryview": hex}`` or ``{"object": json value}`` (something that is not an
+octet string), and a whole batch may be ``{"framed": hex}`` (one buffer, :func:`pqlab.amort.fastpath.frame`).
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.fastpath import open_controller, open_device
+from pqlab.amort.profile import Profile
 from pqlab.errors import PqlabError
 
-FORMAT = "pqlab-amort-differential/2"
+FORMAT = "pqlab-amort-differential/3"
+DEVICE_VECTORS_CONTROLLER = b"CTRL-001"  # a device step names no controller; the device path never uses it
 BYTE_ARGS = frozenset({"controller_id", "dev_id", "k_evid", "chain_seed", "digest", "signature"})
 
 
@@ -71,10 +76,12 @@ def _error(exc: PqlabError) -> dict[str, Any]:
 def _run_step(obj: Any, path: str, op: str, args: dict[str, Any]) -> tuple[Any, Any]:
     """(object after the step, result) for one step; raises what the implementation raises."""
     kwargs = {name: _arg(name, value) for name, value in args.items() if name not in ("reports", "framed", "now")}
-    if op == "open_controller":
-        return open_controller(path, **kwargs), None
-    if op == "open_device":
-        return open_device(path, **kwargs), None
+    if op in ("open_controller", "open_device"):
+        deployment = Deployment(kwargs.pop("controller_id", DEVICE_VECTORS_CONTROLLER),
+                                profile=Profile(kwargs.pop("variant"), kwargs.pop("wire_format")),
+                                **{k: kwargs.pop(k) for k in ("max_report_age",) if k in kwargs})
+        opener = open_controller if op == "open_controller" else open_device
+        return opener(path, deployment, **kwargs), None
     if obj is None:
         raise PqlabError(f"step {op!r} before the object was opened", field="steps")
     if op == "register_epoch":

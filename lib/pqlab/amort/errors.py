@@ -8,7 +8,8 @@ from pqlab.errors import PqlabError
 
 
 class Code(StrEnum):
-    """Every rejection the reference model can produce (issue 3 §6; AMORT-V1 Table VI and §IV-E)."""
+    """Every rejection the reference model can produce (issue 3 §6; AMORT-V1 Table VI and §IV-E; the last is
+    pqlab's: the profile binding of docs/protocol.md)."""
 
     MAC_FAIL = "MAC_FAIL"
     TRUNCATED = "TRUNCATED"
@@ -29,6 +30,7 @@ class Code(StrEnum):
     BAD_VERSION = "BAD_VERSION"
     ERR_EVIDENCE_INCOMPLETE = "ERR_EVIDENCE_INCOMPLETE"
     ERR_RESTART_RATE = "ERR_RESTART_RATE"
+    PROFILE_MISMATCH = "PROFILE_MISMATCH"  # evidence of another deployment profile (variant, wire format), issue 35
 
 
 class AmortError(PqlabError):
@@ -48,3 +50,12 @@ class FastpathError(PqlabError):
     Never a verdict on a report — those are :class:`AmortError` codes, one per report."""
 
     code = "AMORT_FASTPATH"
+
+
+class ClockRequired(PqlabError):
+    """A controller asked to judge a report with no clock: freshness cannot be checked, so nothing is accepted.
+
+    Give the controller a clock (``clock=``) or pass ``now`` to ``ingest``; a controller that replays a buffered
+    backlog passes the replay time and a ``max_report_age`` that covers the backlog."""
+
+    code = "AMORT_CLOCK_REQUIRED"

@@ -8,11 +8,15 @@ calls and must give the same outputs and state, byte for byte. Pick one with ``p
 checkpoint builder) or ``"native"`` (``pqlab.amort.native``: C + OpenSSL libcrypto). Params select it with
 ``amort.controller_path``; :func:`resolve_controller_path` says which path is actually used and why.
 
+Both take the deployment (:class:`pqlab.amort.deployment.Deployment`: controller identifier, profile, freshness
+window) — the one object that says which variant and wire format every party runs.
+
 Controller (verifier) side::
 
-    ctl = open_controller("native", controller_id=b"CTRL-001", sig_alg="ML-DSA-65")
-    ctl.register_epoch(dev_id, epoch, k_evid, tag_len=16, expiry=2**64 - 1, policy_id=1)
+    ctl = open_controller("native", deployment, sig_alg="ML-DSA-65", clock=lambda: now_ms())
+    ctl.register_epoch(dev_id, epoch, k_evid, not_before=open_time, tag_len=16, expiry=2**64 - 1, policy_id=1)
     verdicts = ctl.ingest([report_1, report_2, ...])   # or ctl.ingest(frame(reports)): one bytes buffer
+    verdicts = ctl.ingest(reports, now=t)              # the time given instead of read from the clock
     verdicts[0].accepted, verdicts[0].code, verdicts[0].field   # code: an AmortError Code, or None
     verdicts.codes                                     # one octet per report: 0 accepted, else code_number()
     body = ctl.checkpoint_body()                       # the to-be-signed Checkpoint octets (leaves appended)
@@ -22,21 +26,24 @@ Controller (verifier) side::
     ctl.last_seen(dev_id), ctl.last_committed(dev_id), ctl.epoch(dev_id), ctl.state()
     ctl.revoke(dev_id)
 
-``ingest`` checks every report exactly as ``Controller.ingest`` does and in the same order — decoding
-(TRUNCATED, TRAILING, BAD_DOMAIN, BAD_VERSION, TAGLEN_DOWNGRADE), DEVICE_UNKNOWN / REVOKED, EPOCH_STALE
-(epoch, then expiry), TAGLEN_DOWNGRADE (tag length of the epoch), MAC_FAIL, SEQ_DUPLICATE / SEQ_GAP — and
+``ingest`` needs the time (``now``, else the ``clock``; with neither it refuses the whole batch with
+:class:`pqlab.amort.errors.ClockRequired` rather than accept reports of any age) and checks every report exactly as
+``Controller.ingest`` does and in the same order — decoding (TRUNCATED, TRAILING, BAD_DOMAIN, BAD_VERSION,
+TAGLEN_DOWNGRADE), DEVICE_UNKNOWN / REVOKED, EPOCH_STALE (epoch, then expiry), TAGLEN_DOWNGRADE (tag length of the
+epoch), MAC_FAIL, SEQ_DUPLICATE / SEQ_GAP, EPOCH_STALE (timestamp: before the open, backwards, too old) — and
 returns one :class:`Verdict` per report instead of raising; ``field`` is the reference model's field name
 (with the byte offset for decoding errors, e.g. ``Report.digest@45``). Accepted reports wait in the pending
 batch; ``checkpoint_body`` appends them to the RFC 6962 tree, builds one span per (device, epoch) with its
-subtree root and the pending EPOCH_CLOSE entries (a device's previous epoch is closed when
-``register_epoch`` installs a newer one, and its uncommitted reports are dropped), and returns the octets
+subtree root and up to 65,535 pending EPOCH_CLOSE entries — the rest wait for the next body (a device's previous
+epoch is closed when ``register_epoch`` installs a newer one, and its uncommitted reports are dropped) — and returns
+the octets
 to sign. Until ``commit`` (one per body) a second body is refused; ingesting, registering and revoking go
 on meanwhile into the next batch. A batch holds at most :data:`MAX_BATCH` reports. The signature is never
 checked here: the controller signs its own body, auditors verify it.
 
 Device (prover) side — the unit a control-cycle study times::
 
-    dev = open_device("native", dev_id, epoch, k_evid, chain_seed, tag_len=16, policy_id=1, chain_length=1024)
+    dev = open_device("native", deployment, dev_id, epoch, k_evid, chain_seed, tag_len=16, chain_length=1024)
     report = dev.report(digest, timestamp, flags=0, disclosure_tag=True)
     dev.seq, dev.anchor, dev.chain_key(j), dev.state()
 
@@ -56,10 +63,11 @@ import warnings
 from typing import NamedTuple
 
 from pqlab.amort import native
+from pqlab.amort.controller import Clock
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import FastpathError
 from pqlab.amort.fastpath_base import (  # noqa: F401  (the public names of the fast path live here too)
-    CHECKPOINT_CONTEXT,
     MAX_BATCH,
     MAX_CHAIN_LENGTH,
     NO_EXPIRY,
@@ -69,10 +77,10 @@ from pqlab.amort.fastpath_base import (  # noqa: F401  (the public names of the 
     ReportDevice,
     Verdict,
     Verdicts,
-    check_now,
     check_octets,
     check_tag_len,
     check_uint,
+    checkpoint_context,
     code_number,
     controller_arguments,
     device_arguments,
@@ -85,7 +93,6 @@ from pqlab.amort.fastpath_native import NativeBatchController, NativeDevice
 from pqlab.amort.fastpath_reference import ReferenceBatchController, ReferenceDevice
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.messages import SIG_ALGORITHMS
-from pqlab.amort.profile import DEFAULT_MAX_REPORT_AGE_MS, IMPLIED, PAPER, Profile, check_variant, check_wire_format
 from pqlab.errors import ParamsError, PqlabError
 
 
@@ -116,12 +123,12 @@ def resolve_controller_path(choice: str) -> ResolvedPath:
     return ResolvedPath("reference", reason)
 
 
-def open_controller(path: str, *, controller_id: bytes = b"CTRL-001", sig_alg: int | str = "ML-DSA-65",
-                    variant: str = PAPER, wire_format: str = IMPLIED,
-                    max_report_age: int = DEFAULT_MAX_REPORT_AGE_MS) -> BatchController:
+def open_controller(path: str, deployment: Deployment, *, sig_alg: int | str = "ML-DSA-65",
+                    clock: Clock | None = None) -> BatchController:
     """A fresh batch controller on ``path`` ("reference" or "native"; native raises FastpathError if not built)
-    for a deployment's ``variant`` and ``wire_format`` (pqlab.amort.profile)."""
-    args = controller_arguments(controller_id, sig_alg, variant, wire_format, max_report_age)
+    for ``deployment`` (its identifier, profile and freshness window). ``clock`` (ms) gives ``ingest`` the time
+    when a call does not pass ``now``."""
+    args = controller_arguments(deployment, sig_alg, clock)
     if path == "reference":
         return ReferenceBatchController(*args)
     if path == "native":
@@ -129,13 +136,14 @@ def open_controller(path: str, *, controller_id: bytes = b"CTRL-001", sig_alg: i
     raise FastpathError(f"unknown path {path!r}; one of {PATHS}", field="path")
 
 
-def open_device(path: str, dev_id: bytes, epoch: int, k_evid: bytes, chain_seed: bytes, *, tag_len: int = 16,
-                policy_id: int = 1, chain_length: int = 1024, variant: str = PAPER, wire_format: str = IMPLIED,
-                next_seq: int = 1) -> ReportDevice:
-    """A device in ``epoch`` with evidence key ``k_evid`` and a disclosure chain from ``chain_seed`` (K_L); its next
-    report gets ``next_seq`` (above 1: an epoch resumed after a restart)."""
+def open_device(path: str, deployment: Deployment, dev_id: bytes, epoch: int, k_evid: bytes, chain_seed: bytes, *,
+                tag_len: int = 16, policy_id: int = 1, chain_length: int = 1024, next_seq: int = 1) -> ReportDevice:
+    """A device of ``deployment`` (its profile) in ``epoch`` with evidence key ``k_evid`` and a disclosure chain
+    from ``chain_seed`` (K_L); its next report gets ``next_seq`` (above 1: an epoch resumed after a restart)."""
+    if not isinstance(deployment, Deployment):
+        raise PqlabError(f"must be a Deployment, got {type(deployment).__name__}", field="deployment")
     args = device_arguments(dev_id, epoch, k_evid, chain_seed, tag_len, policy_id, chain_length, next_seq)
-    profile = Profile(check_variant(variant), check_wire_format(wire_format))
+    profile = deployment.profile
     if path == "reference":
         return ReferenceDevice(*args, profile)
     if path == "native":
@@ -149,7 +157,7 @@ def sign_and_commit(ctl: BatchController, key: SigningKey, log: DurableLog | Non
         raise PqlabError(f"key is {key.algorithm}, the controller signs with {SIG_ALGORITHMS[ctl.sig_alg]}",
                          field="key")
     body = ctl.checkpoint_body()
-    data = ctl.commit(key.signer.sign(key.secret, body, CHECKPOINT_CONTEXT))
+    data = ctl.commit(key.signer.sign(key.secret, body, checkpoint_context(ctl.profile)))
     if log is not None:
         log.append(data)
     return data

@@ -13,17 +13,23 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from pqlab.amort.chain import MAX_CHAIN_LENGTH
-from pqlab.amort.errors import AmortError, Code, FastpathError
+from pqlab.amort.controller import Clock
+from pqlab.amort.deployment import Deployment
+from pqlab.amort.errors import AmortError, ClockRequired, Code, FastpathError
 from pqlab.amort.identity import context
 from pqlab.amort.messages import SIG_ALGORITHM_IDS, SIG_ALGORITHMS, TAG_LENGTHS, Checkpoint
-from pqlab.amort.profile import Profile, check_variant, check_wire_format
+from pqlab.amort.profile import Profile
 from pqlab.errors import PqlabError
 
 PATHS = ("reference", "native")
 MAX_BATCH = 1024
 """Most reports one ``ingest`` call takes (a maximal batch); more is a FastpathError naming ``batch``."""
-CHECKPOINT_CONTEXT = context(Checkpoint)
 NO_EXPIRY = (1 << 64) - 1
+
+
+def checkpoint_context(profile: Profile) -> bytes:
+    """The FIPS 204/205 context a checkpoint of ``profile`` is signed under."""
+    return context(Checkpoint, profile)
 BatchInput = bytes | bytearray | memoryview | Sequence[bytes]
 
 _NUMBERS: dict[Code, int] = {code: number for number, code in enumerate(Code, start=1)}
@@ -147,16 +153,27 @@ class BatchController(ABC):
 
     path: str
 
-    def __init__(self, controller_id: bytes, sig_alg: int, profile: Profile) -> None:
-        self.controller_id = controller_id
+    def __init__(self, deployment: Deployment, sig_alg: int, clock: Clock | None) -> None:
+        self.deployment = deployment
+        self.controller_id = deployment.controller_id
         self.sig_alg = sig_alg
-        self.profile = profile
+        self.profile = deployment.profile
+        self.clock = clock
+
+    def now(self, now: Any = None) -> int:
+        """The time a batch is judged at: ``now`` (checked) or the controller's clock; ClockRequired with neither."""
+        if now is None:
+            if self.clock is None:
+                raise ClockRequired("this controller has no clock: pass now= to ingest or clock= to "
+                                    "open_controller", field="now")
+            now = self.clock()
+        return check_uint(now, 64, "now")
 
     @abstractmethod
-    def register_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, tag_len: int = 16,
-                       expiry: int = NO_EXPIRY, policy_id: int = 1, not_before: int = 0) -> None:
+    def register_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, not_before: int, tag_len: int = 16,
+                       expiry: int = NO_EXPIRY, policy_id: int = 1) -> None:
         """Install ``epoch`` as the device's current epoch (enrolling an unknown device); closes its previous one.
-        ``not_before``: the epoch's open time — an earlier record timestamp is EPOCH_STALE."""
+        ``not_before`` (required): the epoch's open time — an earlier record timestamp is EPOCH_STALE."""
 
     @abstractmethod
     def revoke(self, dev_id: bytes) -> None:
@@ -164,8 +181,9 @@ class BatchController(ABC):
 
     @abstractmethod
     def ingest(self, batch: BatchInput, *, now: int | None = None) -> Verdicts:
-        """Check every report of ``batch``; accepted ones join the pending batch. ``now`` (ms, the timestamps'
-        clock) adds the freshness bound: a report older than ``max_report_age`` is EPOCH_STALE."""
+        """Check every report of ``batch`` at ``now`` (ms, the timestamps' clock; default: the controller's clock,
+        ClockRequired without one); accepted ones join the pending batch. A report older than the deployment's
+        ``max_report_age`` is EPOCH_STALE."""
 
     @abstractmethod
     def checkpoint_body(self) -> bytes:
@@ -269,21 +287,17 @@ def device_arguments(dev_id: Any, epoch: Any, k_evid: Any, chain_seed: Any, tag_
 
 
 def epoch_arguments(dev_id: Any, epoch: Any, k_evid: Any, tag_len: Any, expiry: Any, policy_id: Any,
-                    not_before: Any = 0) -> tuple[bytes, int, bytes, int, int, int, int]:
+                    not_before: Any) -> tuple[bytes, int, bytes, int, int, int, int]:
     """Validated :meth:`BatchController.register_epoch` arguments (the same checks for both paths)."""
     return (check_octets(dev_id, 8, "dev_id"), check_uint(epoch, 32, "epoch", low=1),
             check_octets(k_evid, 32, "k_evid"), check_tag_len(tag_len), check_uint(expiry, 64, "expiry"),
             check_uint(policy_id, 16, "policy_id"), check_uint(not_before, 64, "not_before"))
 
 
-def check_now(now: Any) -> int | None:
-    """``now`` for ingest: None (no clock) or an integer in [0, 2^64)."""
-    return None if now is None else check_uint(now, 64, "now")
-
-
-def controller_arguments(controller_id: Any, sig_alg: Any, variant: Any, wire_format: Any,
-                         max_report_age: Any) -> tuple[bytes, int, Profile, int]:
+def controller_arguments(deployment: Any, sig_alg: Any, clock: Any) -> tuple[Deployment, int, Clock | None]:
     """Validated :func:`open_controller` arguments (the same checks for both paths)."""
-    profile = Profile(check_variant(variant), check_wire_format(wire_format))
-    return (check_octets(controller_id, 8, "controller_id"), sig_alg_id(sig_alg), profile,
-            check_uint(max_report_age, 64, "max_report_age"))
+    if not isinstance(deployment, Deployment):
+        raise PqlabError(f"must be a Deployment, got {type(deployment).__name__}", field="deployment")
+    if clock is not None and not callable(clock):
+        raise PqlabError("must be a callable returning the time in ms, or None", field="clock")
+    return deployment, sig_alg_id(sig_alg), clock

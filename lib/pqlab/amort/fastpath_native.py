@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from pqlab.amort import native
+from pqlab.amort.controller import Clock
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.fastpath_base import (
     BatchController,
     BatchInput,
     ReportDevice,
     Verdicts,
-    check_now,
     check_octets,
     epoch_arguments,
 )
@@ -27,19 +28,20 @@ class NativeBatchController(BatchController):
 
     path = "native"
 
-    def __init__(self, controller_id: bytes, sig_alg: int, profile: Profile, max_report_age: int) -> None:
-        super().__init__(controller_id, sig_alg, profile)
-        self._c = native.load().Controller(controller_id, sig_alg, *_flags(profile), max_report_age)
+    def __init__(self, deployment: Deployment, sig_alg: int, clock: Clock | None) -> None:
+        super().__init__(deployment, sig_alg, clock)
+        self._c = native.load().Controller(deployment.controller_id, sig_alg, *_flags(deployment.profile),
+                                           deployment.max_report_age)
 
-    def register_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, tag_len: int = 16,
-                       expiry: int = (1 << 64) - 1, policy_id: int = 1, not_before: int = 0) -> None:
+    def register_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, not_before: int, tag_len: int = 16,
+                       expiry: int = (1 << 64) - 1, policy_id: int = 1) -> None:
         self._c.register_epoch(*epoch_arguments(dev_id, epoch, k_evid, tag_len, expiry, policy_id, not_before))
 
     def revoke(self, dev_id: bytes) -> None:
         self._c.revoke(check_octets(dev_id, 8, "dev_id"))
 
     def ingest(self, batch: BatchInput, *, now: int | None = None) -> Verdicts:
-        codes, fields = self._c.ingest(batch, check_now(now))
+        codes, fields = self._c.ingest(batch, self.now(now))
         return Verdicts(codes, fields)
 
     def checkpoint_body(self) -> bytes:

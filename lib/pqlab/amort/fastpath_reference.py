@@ -7,7 +7,8 @@ from typing import Any
 
 from pqlab.amort import merkle
 from pqlab.amort.chain import DisclosureChain
-from pqlab.amort.controller import Controller, ControllerConfig
+from pqlab.amort.controller import Clock, Controller, ControllerConfig
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.device import encode_report
 from pqlab.amort.errors import AmortError, Code, FastpathError
 from pqlab.amort.fastpath_base import (
@@ -16,7 +17,6 @@ from pqlab.amort.fastpath_base import (
     BatchInput,
     ReportDevice,
     Verdicts,
-    check_now,
     check_octets,
     code_number,
     epoch_arguments,
@@ -36,15 +36,14 @@ class ReferenceBatchController(BatchController):
 
     path = "reference"
 
-    def __init__(self, controller_id: bytes, sig_alg: int, profile: Profile, max_report_age: int) -> None:
-        super().__init__(controller_id, sig_alg, profile)
-        config = ControllerConfig(k=_NEVER, max_report_age=max_report_age, profile=profile)
-        self._ctl = Controller(controller_id, None, None, None, config)
+    def __init__(self, deployment: Deployment, sig_alg: int, clock: Clock | None) -> None:
+        super().__init__(deployment, sig_alg, clock)
+        self._ctl = Controller(deployment, None, None, ControllerConfig(k=_NEVER))
         self._body: Checkpoint | None = None
 
     # --- epochs and revocation -------------------------------------------------------------------------
-    def register_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, tag_len: int = 16,
-                       expiry: int = (1 << 64) - 1, policy_id: int = 1, not_before: int = 0) -> None:
+    def register_epoch(self, dev_id: bytes, epoch: int, k_evid: bytes, *, not_before: int, tag_len: int = 16,
+                       expiry: int = (1 << 64) - 1, policy_id: int = 1) -> None:
         dev_id, epoch, k_evid, tag_len, expiry, policy_id, not_before = epoch_arguments(
             dev_id, epoch, k_evid, tag_len, expiry, policy_id, not_before)
         self._ctl.enroll(dev_id)
@@ -56,7 +55,7 @@ class ReferenceBatchController(BatchController):
 
     # --- reports and checkpoints -------------------------------------------------------------------------
     def ingest(self, batch: BatchInput, *, now: int | None = None) -> Verdicts:
-        now = check_now(now)
+        now = self.now(now)
         reports = unframe(batch) if isinstance(batch, (bytes, bytearray, memoryview)) else list(batch)
         if len(reports) > MAX_BATCH:
             raise FastpathError(f"more than {MAX_BATCH} reports in one batch", field="batch")
@@ -75,8 +74,6 @@ class ReferenceBatchController(BatchController):
     def checkpoint_body(self) -> bytes:
         if self._body is not None:
             raise FastpathError("a checkpoint body is awaiting commit", field="checkpoint_body")
-        if len(self._ctl._closes) > 0xFFFF:
-            raise FastpathError("more than 65535 epoch closes in one checkpoint", field="closes")
         batch, self._ctl.batch = self._ctl.batch, []
         self._body = self._ctl.build_checkpoint(batch, sig_alg=self.sig_alg)
         return self._body.tbs()

@@ -9,10 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pqlab.amort import fastpath
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.fastpath import MAX_BATCH, NO_EXPIRY, BatchController, ReportDevice
+from pqlab.amort.profile import PAPER_PROFILE, Profile
 
 DOMAIN = b"pqlab.fleet/"
 MAX_IDENTITIES = 1 << 56
+FLEET_CONTROLLER = b"CTRL-FLT"
 
 # The state a controller keeps per identity for its current epoch, with the widths the wire format gives each
 # field (docs/protocol.md): what "policy state per identity" counts. The dev_id is the key of the table.
@@ -41,8 +44,7 @@ class Fleet:
     epoch: int = 1
     tag_len: int = 16
     policy_id: int = 1
-    variant: str = "paper"  # pqlab.amort.profile: the devices' protocol variant and wire format
-    wire_format: str = "implied"
+    profile: Profile = PAPER_PROFILE  # the fleet's protocol variant and wire format (the reproduction's: the paper's)
 
     def __post_init__(self) -> None:
         if not 1 <= self.n <= MAX_IDENTITIES:
@@ -51,6 +53,11 @@ class Fleet:
     def _derive(self, kind: bytes, i: int, extra: int = 0) -> bytes:
         material = DOMAIN + kind + b"/" + struct.pack(">QIIQQ", self.seed, self.trial, self.epoch, i, extra)
         return hashlib.sha256(material).digest()
+
+    def deployment(self, **options: int) -> Deployment:
+        """The deployment a fleet's controller and devices are opened for (controller ``CTRL-FLT``; ``options``:
+        e.g. the ``max_report_age`` a controller replaying a backlog is configured with)."""
+        return Deployment(FLEET_CONTROLLER, profile=self.profile, **options)
 
     def dev_id(self, i: int) -> bytes:
         return fleet_id(i)
@@ -65,21 +72,30 @@ class Fleet:
         """A seeded stand-in for device ``i``'s measured-state digest in report ``seq``."""
         return self._derive(b"digest", i, seq)
 
-    def register(self, ctl: BatchController, *, expiry: int = NO_EXPIRY) -> None:
-        """Install every identity's epoch on ``ctl`` (enrolling it)."""
+    def register(self, ctl: BatchController, *, not_before: int, expiry: int = NO_EXPIRY) -> None:
+        """Install every identity's epoch, opened at ``not_before`` (ms), on ``ctl`` (enrolling it)."""
         for i in range(self.n):
-            ctl.register_epoch(self.dev_id(i), self.epoch, self.k_evid(i), tag_len=self.tag_len, expiry=expiry,
-                               policy_id=self.policy_id)
+            ctl.register_epoch(self.dev_id(i), self.epoch, self.k_evid(i), not_before=not_before,
+                               tag_len=self.tag_len, expiry=expiry, policy_id=self.policy_id)
 
     def device(self, path: str, i: int, chain_length: int) -> ReportDevice:
         """Device ``i`` on the device path ``path`` with a disclosure chain of ``chain_length`` keys."""
-        return fastpath.open_device(path, self.dev_id(i), self.epoch, self.k_evid(i), self.chain_seed(i),
-                                    tag_len=self.tag_len, policy_id=self.policy_id, chain_length=chain_length,
-                                    variant=self.variant, wire_format=self.wire_format)
+        return fastpath.open_device(path, self.deployment(), self.dev_id(i), self.epoch, self.k_evid(i),
+                                    self.chain_seed(i), tag_len=self.tag_len, policy_id=self.policy_id,
+                                    chain_length=chain_length)
 
 
-def report_rounds(fleet: Fleet, path: str, disclosure_tags: Sequence[bool], *, first_time_ms: int = 1_000,
-                  period_ms: int = 1_000, members: Sequence[int] | None = None) -> list[list[bytes]]:
+FIRST_TIME_MS = 1_000  # the time stamp of a fleet's first report round (ms), and when its epoch opens
+PERIOD_MS = 1_000  # one round per second (each member reports at 1 Hz)
+
+
+def round_time(r: int, first_time_ms: int = FIRST_TIME_MS, period_ms: int = PERIOD_MS) -> int:
+    """The time stamp of round ``r`` (0-based): the controller's clock when it ingests that round."""
+    return first_time_ms + r * period_ms
+
+
+def report_rounds(fleet: Fleet, path: str, disclosure_tags: Sequence[bool], *, first_time_ms: int = FIRST_TIME_MS,
+                  period_ms: int = PERIOD_MS, members: Sequence[int] | None = None) -> list[list[bytes]]:
     """``rounds[r][m]``: member m's report r + 1 built on the device path, one round per entry of
     ``disclosure_tags`` (whether that round's reports carry the second tag). Devices are dropped once their
     reports are built, so a large fleet holds only its reports."""
@@ -88,7 +104,7 @@ def report_rounds(fleet: Fleet, path: str, disclosure_tags: Sequence[bool], *, f
     for i in members:
         device = fleet.device(path, i, chain_length=max(1, len(disclosure_tags)))
         for r, tagged in enumerate(disclosure_tags):
-            rounds[r].append(device.report(fleet.digest(i, r + 1), first_time_ms + r * period_ms,
+            rounds[r].append(device.report(fleet.digest(i, r + 1), round_time(r, first_time_ms, period_ms),
                                            disclosure_tag=tagged))
     return rounds
 

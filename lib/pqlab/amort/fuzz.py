@@ -18,11 +18,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.fastpath import MAX_BATCH, ReportDevice, frame, open_controller, open_device
 from pqlab.amort.mutations import mutate
 from pqlab.amort.profile import VARIANTS, WIRE_FORMATS, Profile
 from pqlab.amort.vector_builder import Material
 from pqlab.errors import PqlabError
+
+CONTROLLER_ID = b"CTRL-FZ1"
 
 
 @dataclass
@@ -52,10 +55,10 @@ class _Pair:
         dev_id = f"FZ-{n:05d}".encode()
         self.k_evid = material.octets(f"k/{n}/{epoch}")
         args = (dev_id, epoch, self.k_evid, material.octets(f"c/{n}/{epoch}"))
-        kw = {"tag_len": rng.choice((8, 12, 16)), "policy_id": rng.randrange(1 << 16), "chain_length": 512,
-              "variant": profile.variant, "wire_format": profile.wire_format}
-        self.ref: ReportDevice = open_device("reference", *args, **kw)
-        self.nat: ReportDevice = open_device("native", *args, **kw)
+        kw = {"tag_len": rng.choice((8, 12, 16)), "policy_id": rng.randrange(1 << 16), "chain_length": 512}
+        deployment = Deployment(CONTROLLER_ID, profile=profile)
+        self.ref: ReportDevice = open_device("reference", deployment, *args, **kw)
+        self.nat: ReportDevice = open_device("native", deployment, *args, **kw)
 
     def report(self, rng: random.Random, clock: int) -> tuple[bytes, bytes]:
         digest, dtag, flags = rng.randbytes(32), rng.random() < 0.7, rng.randrange(256)
@@ -93,8 +96,8 @@ def _world(batches: int, seed: int, profile: Profile, result: FuzzResult, state_
     """One profile's controllers and devices through ``batches`` batches, adding to ``result``."""
     rng = random.Random(f"fuzz:{seed}:{profile.variant}:{profile.wire_format}")
     material = Material(seed, f"fuzz/{profile.variant}/{profile.wire_format}")
-    kw = {"variant": profile.variant, "wire_format": profile.wire_format}
-    ref, nat = open_controller("reference", **kw), open_controller("native", **kw)
+    deployment = Deployment(CONTROLLER_ID, profile=profile)
+    ref, nat = open_controller("reference", deployment), open_controller("native", deployment)
     pairs: dict[int, _Pair] = {}
     seen: list[bytes] = []
     clock, next_n = 1_000, 0
@@ -152,8 +155,8 @@ def _world(batches: int, seed: int, profile: Profile, result: FuzzResult, state_
         else:
             items = honest_batch(rng.choice((0, 1, 2, 3, 4, 6, 12)))
             batch = frame(items) if rng.random() < 0.3 and all(isinstance(i, bytes) for i in items) else items
-        roll = rng.random()  # the controller's clock: none, in step, behind, or (rarely) past max_report_age
-        now = None if roll < 0.4 else clock + 290_000 if roll < 0.6 else max(0, clock - 10) if roll < 0.995 else \
+        roll = rng.random()  # the controller's clock: none (the batch is refused), in step, behind, or past max age
+        now = None if roll < 0.05 else clock + 290_000 if roll < 0.3 else max(0, clock - 10) if roll < 0.995 else \
             clock + 400_000
         outcome = both("ingest", lambda c, b=batch, now=now: (lambda v: (v.codes, v.fields))(c.ingest(b, now=now)))
         result.batches += 1

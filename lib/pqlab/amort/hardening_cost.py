@@ -4,10 +4,12 @@ Per report: the controller's batch path (``pqlab.amort.fastpath``, the run's con
 one signed checkpoint per round of one report per identity, Table III's shape), the device's report path (same
 path), the report's and the checkpoint's octets, and the cold auditor's in-order origin check (the reference
 :class:`~pqlab.amort.auditor.ColdAuditor`, as the device_origin stage times it), hardened with the receipt
-comparison. Per epoch: the device's and the controller's epoch exchange (ML-KEM, the chain, hardened: the anchor
-signature and its verification), the auditor's EPOCH_OPEN check and the exchange's octets. Per checkpoint: what a
-hardened device keeps. The two variants alternate within each trial (the first one swaps every trial), so a shared
-machine's drift reaches both; an unrecorded warm-up trial of both comes first.
+comparison and its share of the device's receipt signature (one signed receipt list per device per audit interval
+of k reports). Per epoch: the device's and the controller's epoch exchange (ML-KEM, the chain, hardened: the signed
+EPOCH_REQ and the anchor signature, and their verifications), the auditor's EPOCH_OPEN check and the exchange's
+octets. Per audit interval: the device's receipt signature. Per checkpoint: what a hardened device keeps. The two
+variants alternate within each trial (the first one swaps every trial), so a shared machine's drift reaches both; an
+unrecorded warm-up trial of both comes first.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from pqlab.amort import fastpath
+from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import ControllerConfig
-from pqlab.amort.fastpath import CHECKPOINT_CONTEXT
-from pqlab.amort.fleet import Fleet, batches
+from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, round_time
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.lab import KeySet, Lab
 from pqlab.amort.messages import ReceiptEntry
@@ -35,6 +37,9 @@ METRICS = {  # name: (unit, what)
     "controller_us_per_report": ("µs", "controller: check one report + its share of one signed checkpoint"),
     "device_us_per_report": ("µs", "device: build one two-tag report (batch path)"),
     "auditor_us_per_report": ("µs", "auditor: in-order origin check of one report (+ receipt comparison ÷ k)"),
+    "device_receipts_us": ("µs", "device: sign its receipt list once per audit interval (hardened only)"),
+    "device_receipts_us_per_report": ("µs", "device: its receipt signature ÷ the k reports of the interval"),
+    "receipts_octets": ("octets", "the signed receipt list of one interval (hardened only)"),
     "report_octets": ("octets", "one report with both tags"),
     "checkpoint_octets": ("octets", "one checkpoint of one report per identity"),
     "device_epoch_us": ("µs", "device: answer EPOCH_REQ and accept EPOCH_OPEN"),
@@ -78,7 +83,7 @@ def _median(values: list[float]) -> float:
 
 def _fleet_costs(setup: CostSetup, variant: str, trial: int, key: SigningKey) -> dict[str, float]:
     """Device and controller per report, report and checkpoint octets, on the fast path."""
-    fleet = Fleet(setup.identities, setup.seed, trial, variant=variant, wire_format=setup.wire_format)
+    fleet = Fleet(setup.identities, setup.seed, trial, profile=Profile(variant, setup.wire_format))
     rounds: list[list[bytes]] = [[] for _ in range(setup.rounds)]
     devices = [fleet.device(setup.path, i, chain_length=setup.rounds) for i in range(fleet.n)]
     device_chunks = []
@@ -86,22 +91,22 @@ def _fleet_costs(setup: CostSetup, variant: str, trial: int, key: SigningKey) ->
         for lo in range(0, fleet.n, CHUNK):
             members = range(lo, min(lo + CHUNK, fleet.n))
             start = time.perf_counter_ns()
-            rounds[r].extend(devices[i].report(fleet.digest(i, r + 1), 1_000 * (r + 1)) for i in members)
+            rounds[r].extend(devices[i].report(fleet.digest(i, r + 1), round_time(r)) for i in members)
             device_chunks.append((time.perf_counter_ns() - start) / len(members))
-    ctl = fastpath.open_controller(setup.path, sig_alg=setup.checkpoint_signer, variant=variant,
-                                   wire_format=setup.wire_format)
-    fleet.register(ctl)
+    ctl = fastpath.open_controller(setup.path, fleet.deployment(), sig_alg=setup.checkpoint_signer)
+    context = fastpath.checkpoint_context(fleet.profile)
+    fleet.register(ctl, not_before=FIRST_TIME_MS)
     ingest_chunks, checkpoint_ns = [], []
     checkpoint = b""
-    for reports in rounds:
+    for r, reports in enumerate(rounds):
         accepted = 0
         for chunk in batches(reports, CHUNK):
             start = time.perf_counter_ns()
-            accepted += ctl.ingest(chunk).n_accepted
+            accepted += ctl.ingest(chunk, now=round_time(r)).n_accepted
             ingest_chunks.append((time.perf_counter_ns() - start) / len(chunk))
         start = time.perf_counter_ns()
         body = ctl.checkpoint_body()
-        checkpoint = ctl.commit(key.signer.sign(key.secret, body, CHECKPOINT_CONTEXT))
+        checkpoint = ctl.commit(key.signer.sign(key.secret, body, context))
         checkpoint_ns.append(time.perf_counter_ns() - start)
         if accepted != fleet.n:
             raise RuntimeError(f"{variant}: {accepted} of {fleet.n} reports accepted")
@@ -115,9 +120,8 @@ def _protocol_costs(setup: CostSetup, variant: str, trial: int, keys: KeySet, wo
     """The epoch exchange (device, controller, octets), the auditor per epoch and per report, on the reference model
     with real ML-KEM-768 / ML-DSA-65 keys; each the median over its repetitions."""
     profile = Profile(variant, setup.wire_format)
-    lab = Lab(keys, setup.seed * 1_000 + trial, workdir, ControllerConfig(k=setup.k, profile=profile,
-                                                                          max_restarts=setup.epochs + 2),
-              chain_length=setup.k)
+    lab = Lab(keys, setup.seed * 1_000 + trial, workdir, ControllerConfig(k=setup.k, max_restarts=setup.epochs + 2),
+              chain_length=setup.k, profile=profile)
     try:
         a, b = lab.device(1), lab.device(2)
         device_ns, controller_ns, auditor_epoch_ns = [], [], []
@@ -137,8 +141,8 @@ def _protocol_costs(setup: CostSetup, variant: str, trial: int, keys: KeySet, wo
             a.accept_open(opened)
             device_ns.append(end - mid + time.perf_counter_ns() - start)
             octets = len(req) + len(confirm) + len(opened)
-            auditor = lab.cold_auditor()
-            auditor.ingest_certificate(lab.keys.devices[0].cert)  # once per device lifetime, not counted
+            auditor = ColdAuditor(lab.deployment)
+            auditor.ingest_certificate(lab.cert(1))  # once per device lifetime, not counted
             auditor_epoch_ns.append(_ns(lambda opened=opened, auditor=auditor: auditor.ingest_epoch_open(opened)))
         lab.open_epoch(b)
         lab.stream([b, a], setup.k // 2)  # k reports in all: one checkpoint
@@ -146,13 +150,22 @@ def _protocol_costs(setup: CostSetup, variant: str, trial: int, keys: KeySet, wo
             a.receive_checkpoint(data)
         epoch = a.epoch_number
         triples = [(*lab.controller.inclusion(a.dev_id, epoch, j), a.disclose(j)) for j in range(1, setup.k // 2 + 1)]
-        auditor = lab.auditor()  # certificates, opens and the checkpoint (hardened: not yet the receipts)
-        receipts_ns = _ns(lambda: auditor.compare_receipts(a.receipts())) if variant == HARDENED else 0
+        auditor = lab.cold_auditor()
+        for data in lab.controller.checkpoints:  # certificates, opens and the checkpoint; not yet the receipts
+            lab.feed(auditor, data)
+        signed_receipts, sign_ns, receipts_ns = b"", 0, 0
+        if variant == HARDENED:
+            start = time.perf_counter_ns()
+            signed_receipts = a.receipts()
+            sign_ns = time.perf_counter_ns() - start
+            receipts_ns = _ns(lambda: auditor.compare_receipts(signed_receipts))
         per_report = [_ns(lambda t=t: auditor.verify_origin(t[0], t[2], t[1])) for t in triples]
         receipts = len(a.current.receipts) if variant == HARDENED else 0
         return {"device_epoch_us": _median(device_ns) / 1e3, "controller_epoch_us": _median(controller_ns) / 1e3,
                 "auditor_epoch_us": _median(auditor_epoch_ns) / 1e3,
                 "auditor_us_per_report": (_median(per_report) + receipts_ns / len(triples)) / 1e3,
+                "device_receipts_us": sign_ns / 1e3, "device_receipts_us_per_report": sign_ns / setup.k / 1e3,
+                "receipts_octets": float(len(signed_receipts)),
                 "epoch_exchange_octets": float(octets),
                 "device_state_octets_per_checkpoint": float(ReceiptEntry.item_size() if receipts else 0)}
     finally:

@@ -9,11 +9,12 @@ from pathlib import Path
 
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import Controller, ControllerConfig
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.device import Device
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.identity import CertificateAuthority, PublicKey, SigningKey, new_kem_keypair
 from pqlab.amort.messages import Checkpoint, Report
-from pqlab.amort.profile import Profile
+from pqlab.amort.profile import SECURE, Profile
 from pqlab.crypto.base import KeyPair
 
 CONTROLLER_ID = b"CTRL-001"
@@ -26,10 +27,19 @@ def dev_id(n: int) -> bytes:
 
 @dataclass
 class DeviceKeys:
+    """One device's long-term keys; its certificates (one per deployment profile) are issued on first use."""
+
     dev_id: bytes
     kem: KeyPair
     sign: SigningKey
-    cert: bytes
+    ca: CertificateAuthority
+    _certs: dict[Profile, bytes] = field(default_factory=dict, repr=False)
+
+    def cert(self, profile: Profile) -> bytes:
+        """The CA-signed certificate binding this device to ``profile``."""
+        if profile not in self._certs:
+            self._certs[profile] = self.ca.issue(self.dev_id, self.kem.public, self.sign.public, profile=profile)
+        return self._certs[profile]
 
 
 @dataclass
@@ -43,16 +53,22 @@ class KeySet:
     @classmethod
     def generate(cls, n_devices: int = 4, checkpoint_signer: str = "ML-DSA-65") -> KeySet:
         ca = CertificateAuthority(SigningKey.generate("ML-DSA-65"))
-        devices = []
-        for n in range(1, n_devices + 1):
-            kem, sign = new_kem_keypair(), SigningKey.generate("ML-DSA-65")
-            devices.append(DeviceKeys(dev_id(n), kem, sign, ca.issue(dev_id(n), kem.public, sign.public)))
+        devices = [DeviceKeys(dev_id(n), new_kem_keypair(), SigningKey.generate("ML-DSA-65"), ca)
+                   for n in range(1, n_devices + 1)]
         return cls(ca, SigningKey.generate(checkpoint_signer), devices)
+
+    def deployment(self, profile: Profile = SECURE, controller_id: bytes = CONTROLLER_ID, **options: object) \
+            -> Deployment:
+        """The deployment these keys make: this controller key and CA, ``profile``."""
+        return Deployment(controller_id, PublicKey.of(self.controller), self.ca.public, profile, **options)
 
 
 @dataclass
 class Lab:
-    """One scenario: a controller with a fresh checkpoint log, devices with seeded entropy, a shared clock (ms)."""
+    """One scenario: a controller with a fresh checkpoint log, devices with seeded entropy, a shared clock (ms).
+
+    Everything is built with the public constructors and their defaults from one :class:`Deployment` (the keys',
+    with ``profile``): the controller reads the lab's clock, auditors hold the deployment's identities."""
 
     keys: KeySet
     seed: int
@@ -61,33 +77,33 @@ class Lab:
     chain_length: int = 256
     now: int = 1_000
     controller_id: bytes = CONTROLLER_ID
+    profile: Profile = SECURE
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"lab:{self.seed}")
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.deployment = self.keys.deployment(self.profile, self.controller_id)
         self.log = DurableLog(self.workdir / f"checkpoints-{self.seed}-{id(self)}.log")
-        self.controller = Controller(self.controller_id, self.keys.controller, self.keys.ca.public, self.log,
-                                     self.config)
+        self.controller = Controller(self.deployment, self.keys.controller, self.log, self.config,
+                                     clock=lambda: self.now)
         self.devices: dict[bytes, Device] = {}
-
-    @property
-    def profile(self) -> Profile:
-        """The deployment's variant and wire format (the controller config's)."""
-        return self.config.profile
 
     @property
     def controller_public(self) -> PublicKey:
         return PublicKey.of(self.keys.controller)
 
+    def cert(self, n: int) -> bytes:
+        """Device ``n``'s certificate for this lab's profile."""
+        return self.keys.devices[n - 1].cert(self.profile)
+
     def device(self, n: int, *, register: bool = True, min_tag_len: int = 16) -> Device:
         """Build device ``n`` (and register its certificate with the controller)."""
         keys = self.keys.devices[n - 1]
         entropy = random.Random(f"device:{self.seed}:{n}").randbytes
-        device = Device(keys.dev_id, keys.kem, self.controller_public, entropy, chain_length=self.chain_length,
-                        min_tag_len=min_tag_len, sign_key=keys.sign, controller_id=self.controller_id,
-                        profile=self.profile)
+        device = Device(self.deployment, keys.dev_id, keys.kem, entropy, sign_key=keys.sign,
+                        chain_length=self.chain_length, min_tag_len=min_tag_len)
         if register:
-            self.controller.register(keys.cert)
+            self.controller.register(self.cert(n))
         self.devices[keys.dev_id] = device
         return device
 
@@ -127,26 +143,28 @@ class Lab:
         return out
 
     def cold_auditor(self, **options: object) -> ColdAuditor:
-        """A cold auditor of this deployment with nothing fed yet: the controller's public key and identifier,
-        the CA's public key, the lab's variant and wire format."""
-        return ColdAuditor(self.controller_public, controller_id=self.controller_id, ca=self.keys.ca.public,
-                           profile=self.profile, **options)
-
-    def auditor(self, checkpoints: list[bytes] | None = None) -> ColdAuditor:
-        """A cold auditor fed the device certificates, the signed EPOCH_OPENs (so it requires an open for every
-        span), the controller's checkpoints with consistency proofs and, hardened, each device's receipts."""
-        auditor = self.cold_auditor(require_opens=True)
-        for keys in self.keys.devices:
+        """A cold auditor of this deployment (the public constructor, its defaults) holding the public material a
+        deployment gives one — the device certificates and the signed EPOCH_OPENs — and no checkpoint yet."""
+        auditor = ColdAuditor(self.deployment, **options)
+        for n, keys in enumerate(self.keys.devices, start=1):
             if keys.dev_id in self.devices:
-                auditor.ingest_certificate(keys.cert)
+                auditor.ingest_certificate(self.cert(n))
         for device in self.devices.values():
             for epoch in self.controller.opened_epochs(device.dev_id):
                 if epoch <= device.epoch_number:
                     auditor.ingest_epoch_open(self.controller.epoch_open(device.dev_id, epoch))
+        return auditor
+
+    def auditor(self, checkpoints: list[bytes] | None = None) -> ColdAuditor:
+        """A :meth:`cold_auditor` fed the controller's checkpoints with consistency proofs and, hardened, each
+        device's signed receipts for every epoch it still holds."""
+        auditor = self.cold_auditor()
         for data in checkpoints if checkpoints is not None else self.controller.checkpoints:
             self.feed(auditor, data)
         if self.profile.hardened:
             for device in self.devices.values():
+                for epoch in device.retained:
+                    auditor.compare_receipts(device.receipts(epoch))
                 if device.current is not None:
                     auditor.compare_receipts(device.receipts())
         return auditor

@@ -35,6 +35,14 @@ def _check_sig_alg(value: int, field: str) -> None:
         raise AmortError(Code.SIG_FAIL, f"unknown signature algorithm id {value}", field=field)
 
 
+PROFILE_OCTETS = range(4)  # pqlab.amort.profile.Profile.octet: bit 0 hardened, bit 1 explicit
+
+
+def _check_profile(value: int, field: str) -> None:
+    if value not in PROFILE_OCTETS:
+        raise AmortError(Code.PROFILE_MISMATCH, f"profile octet {value} names no deployment profile", field=field)
+
+
 @dataclasses.dataclass(frozen=True)
 class Record(Message):
     """The canonical 83-octet report record (§IV-B): every field length-prefixed, under a domain tag."""
@@ -153,17 +161,24 @@ class Report:
 
 @dataclasses.dataclass(frozen=True)
 class Certificate(Message):
-    """Minimal device certificate: the CA binds dev_id to its ML-KEM-768 key (and optional ML-DSA key)."""
+    """Minimal device certificate: the CA binds dev_id to its ML-KEM-768 key (and optional ML-DSA key) and to the
+    deployment profile the device runs (``profile``: :attr:`pqlab.amort.profile.Profile.octet`), so no party of
+    another profile — a downgraded auditor included — accepts evidence of this device."""
 
     DOMAIN: ClassVar[bytes] = b"AMORT.CERT"
     SIGNED_FIELD: ClassVar[str] = "ca_sig"
-    SPEC = (("serial", U64), ("dev_id", ID), ("kem_pk", Var(2)), ("sig_pk", Var(2)), ("ca_sig", Var(2)))
+    SPEC = (("profile", U8), ("serial", U64), ("dev_id", ID), ("kem_pk", Var(2)), ("sig_pk", Var(2)),
+            ("ca_sig", Var(2)))
 
+    profile: int
     serial: int
     dev_id: bytes
     kem_pk: bytes
     sig_pk: bytes
     ca_sig: bytes = b""
+
+    def validate(self) -> None:
+        _check_profile(self.profile, "Certificate.profile")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,6 +193,22 @@ class EpochReq(Message):
     epoch: int
     cert_serial: int
     ciphertext: bytes
+
+
+@dataclasses.dataclass(frozen=True)
+class HardenedEpochReq(EpochReq):
+    """Hardened variant: EPOCH_REQ signed by the controller, so an injected request costs the device one signature
+    verification and never its signature, its decapsulation or a pending exchange (issue 35)."""
+
+    DOMAIN: ClassVar[bytes] = b"AMORT.HREQ"
+    SIGNED_FIELD: ClassVar[str] = "sig"
+    SPEC = (*EpochReq.SPEC, ("sig_alg", U8), ("sig", Var(2)))
+
+    sig_alg: int = 1
+    sig: bytes = b""
+
+    def validate(self) -> None:
+        _check_sig_alg(self.sig_alg, "HardenedEpochReq.sig_alg")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,10 +231,11 @@ class EpochOpen(Message):
 
     DOMAIN: ClassVar[bytes] = b"AMORT.EOPN"
     SIGNED_FIELD: ClassVar[str] = "sig"
-    SPEC = (("controller_id", ID), ("dev_id", ID), ("epoch", U32), ("tag_len", U8), ("policy_id", U16),
-            ("k0", H32), ("expiry", U64), ("cert_serial", U64), ("transcript_hash", H32), ("sig_alg", U8),
-            ("sig", Var(2)))
+    SPEC = (("profile", U8), ("controller_id", ID), ("dev_id", ID), ("epoch", U32), ("tag_len", U8),
+            ("policy_id", U16), ("k0", H32), ("expiry", U64), ("cert_serial", U64), ("transcript_hash", H32),
+            ("sig_alg", U8), ("sig", Var(2)))
 
+    profile: int
     controller_id: bytes
     dev_id: bytes
     epoch: int
@@ -217,6 +249,7 @@ class EpochOpen(Message):
     sig: bytes = b""
 
     def validate(self) -> None:
+        _check_profile(self.profile, "EpochOpen.profile")
         _check_tag_len(self.tag_len, "EpochOpen.tag_len")
         _check_sig_alg(self.sig_alg, "EpochOpen.sig_alg")
 
@@ -449,17 +482,33 @@ class ReceiptEntry(Struct):
 
 @dataclasses.dataclass(frozen=True)
 class Receipts(Message):
-    """Hardened variant: the receipts a device accepted in one epoch, for comparison with the public chain (N04)."""
+    """Hardened variant: the receipts a device accepted while an epoch was live, signed by the device with its
+    certified key, for comparison with the public chain (N04; signed since issue 35: an unsigned list could be
+    built from the public chain by anyone)."""
 
     DOMAIN: ClassVar[bytes] = b"AMORT.RCPT"
-    SPEC = (("dev_id", ID), ("epoch", U32), ("entries", ListOf(ReceiptEntry, 4)))
+    SIGNED_FIELD: ClassVar[str] = "sig"
+    SPEC = (("dev_id", ID), ("epoch", U32), ("entries", ListOf(ReceiptEntry, 4)), ("sig", Var(2)))
 
     dev_id: bytes
     epoch: int
     entries: tuple[ReceiptEntry, ...]
+    sig: bytes = b""
 
 
-DECODERS = {cls.__name__: cls.decode for cls in (Record, Report, Certificate, EpochReq, EpochConfirm, EpochOpen,
+def decode_for_variant(data: bytes, paper: type[Message], hardened: type[Message], is_hardened: bool) -> Any:
+    """Decode a message that has a paper and a hardened form, as the form ``is_hardened`` selects; the other form's
+    domain tag is PROFILE_MISMATCH (evidence of the other variant, e.g. a downgraded EPOCH_OPEN), not BAD_DOMAIN."""
+    own, other = (hardened, paper) if is_hardened else (paper, hardened)
+    if isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[1:1 + len(other.DOMAIN)]) == other.DOMAIN \
+            and data[:1] == bytes([len(other.DOMAIN)]):
+        raise AmortError(Code.PROFILE_MISMATCH, f"a {other.__name__} ({other.DOMAIN.decode()}) where this deployment "
+                         f"uses {own.__name__}", field=f"{own.__name__}.domain@1")
+    return own.decode(data)
+
+
+DECODERS = {cls.__name__: cls.decode for cls in (Record, Report, Certificate, EpochReq, HardenedEpochReq,
+                                                   EpochConfirm, EpochOpen,
                                                    HardenedEpochConfirm, HardenedEpochOpen, AnchorStatement,
                                                    EpochClose, Checkpoint, InclusionProof, ConsistencyProof,
                                                    Disclosure, SubCheckpoint, Receipts)}

@@ -1,8 +1,13 @@
 """The two deployment-wide choices of an AMORT-V1 run: protocol variant (paper | hardened) and wire format.
 
-``variant``: ``paper`` is the design of the paper (the default: every reproduction number is the paper's design);
-``hardened`` closes the three design gaps of issue 27 (N03 anchor substitution, N04 private receipt fork, N05 the
-disclosure tag outside the evidence MAC) as specified in docs/protocol.md.
+``variant``: ``hardened`` (the library's default) closes the design gaps of the paper's mechanism that issue 27
+and issue 35 found (anchor substitution, private receipt forks, the disclosure tag outside the evidence MAC, forged
+receipt lists, unauthenticated EPOCH_REQs) as specified in docs/protocol.md; ``paper`` is the design of the paper,
+which the reproduction stages choose explicitly (params ``amort.variant``) so that every number is the paper's.
+
+A profile is bound into every signature (:meth:`Profile.label` is part of each FIPS 204/205 context string) and
+stated in the CA-signed certificate and in EPOCH_OPEN (:attr:`Profile.octet`), so evidence produced under one
+profile is refused under another (PROFILE_MISMATCH) instead of being read with the other's rules.
 
 ``wire_format``: ``implied`` (default) is the encoding the paper's byte counts imply — tags without length octets
 (their length is fixed per epoch by EPOCH_OPEN: a 99-octet report) and the epoch stated once per checkpoint with
@@ -42,9 +47,11 @@ def check_wire_format(value: object, field: str = "wire_format") -> str:
 
 @dataclass(frozen=True)
 class Profile:
-    """One deployment's protocol variant and wire format (every party of a deployment shares them)."""
+    """One deployment's protocol variant and wire format (every party of a deployment shares them).
 
-    variant: str = PAPER
+    The default is the secure one: the hardened variant in the implied wire format."""
+
+    variant: str = HARDENED
     wire_format: str = IMPLIED
 
     def __post_init__(self) -> None:
@@ -55,5 +62,28 @@ class Profile:
     def hardened(self) -> bool:
         return self.variant == HARDENED
 
+    @property
+    def octet(self) -> int:
+        """The profile as one octet on the wire: bit 0 the variant (1 hardened), bit 1 the wire format (1 explicit)."""
+        return VARIANTS.index(self.variant) | WIRE_FORMATS.index(self.wire_format) << 1
 
-DEFAULT = Profile()
+    @classmethod
+    def from_octet(cls, value: int) -> Profile:
+        """The profile an octet names (PqlabError for bits other than the two defined)."""
+        if not isinstance(value, int) or not 0 <= value <= 3:
+            raise PqlabError(f"profile octet {value!r} is not one of 0..3", field="profile")
+        return cls(VARIANTS[value & 1], WIRE_FORMATS[value >> 1])
+
+    @property
+    def label(self) -> bytes:
+        """What signatures bind (their context string): e.g. ``hardened+implied``."""
+        return f"{self.variant}+{self.wire_format}".encode()
+
+    def __str__(self) -> str:
+        return f"{self.variant}/{self.wire_format}"
+
+
+SECURE = Profile(HARDENED, IMPLIED)
+"""The library's default: what a deployment that states nothing runs."""
+PAPER_PROFILE = Profile(PAPER, IMPLIED)
+"""The paper's design in the encoding its byte counts imply: what the reproduction stages run by default."""

@@ -38,6 +38,7 @@ from pqlab.amort.controller import ControllerConfig, Pending, spans_of
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.lab import KeySet, Lab
 from pqlab.amort.messages import Checkpoint, ConsistencyProof
+from pqlab.amort.profile import PAPER_PROFILE
 
 STRATEGIES = ("declared", "trimmed")
 VARIANTS = ("truncate", "reorder")
@@ -69,7 +70,8 @@ class _World:
 
 
 def _world(keys: KeySet, seed: int, workdir: Path, n_devices: int, per_device: int) -> _World:
-    lab = Lab(keys, seed, workdir, config=ControllerConfig(k=_NEVER), chain_length=max(per_device, 1) + 1)
+    lab = Lab(keys, seed, workdir, config=ControllerConfig(k=_NEVER), chain_length=max(per_device, 1) + 1,
+              profile=PAPER_PROFILE)  # the omission and equivocation trials test the paper's design
     devices = [lab.device(n) for n in range(1, n_devices + 1)]
     for device in devices:
         lab.open_epoch(device)
@@ -111,7 +113,7 @@ def omission_trial(keys: KeySet, k: int, seed: int, workdir: Path, *, strategy: 
     max_batches = max_batches if max_batches is not None else n_devices + 2
     world = _world(keys, seed, workdir, n_devices, per_device=-(-k * max_batches // n_devices))
     try:
-        auditor = ColdAuditor(world.lab.controller_public)
+        auditor = world.lab.cold_auditor()
         batch = _stream(world, k, 0)
         if position is not None and not 1 <= position <= k:
             raise ValueError(f"position must be in 1..{k}, got {position}")
@@ -159,7 +161,7 @@ def equivocation_trial(keys: KeySet, k: int, seed: int, workdir: Path, *, n_devi
     world = _world(keys, seed, workdir, n_devices, per_device=-(-k * (prefix + 1) // n_devices))
     lab = world.lab
     try:
-        first, second = ColdAuditor(lab.controller_public), ColdAuditor(lab.controller_public)
+        first, second = lab.cold_auditor(), lab.cold_auditor()
         for i in range(prefix):
             honest = lab.controller.commit(_stream(world, k, i * k))
             lab.feed(first, honest)

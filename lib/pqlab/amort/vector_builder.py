@@ -13,11 +13,11 @@ import random
 from typing import Any
 
 from pqlab.amort import kdf
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.differential import FORMAT, execute
 from pqlab.amort.fastpath import NO_EXPIRY, ReportDevice, open_device
 from pqlab.amort.messages import RECORD_OCTETS
-from pqlab.amort.profile import DEFAULT as DEFAULT_PROFILE
-from pqlab.amort.profile import EXPLICIT, Profile
+from pqlab.amort.profile import EXPLICIT, PAPER_PROFILE, Profile
 
 SALT = b"pqlab/amort-vectors/v1"
 SIGNATURE_OCTETS = {1: 3309, 2: 17088}  # ML-DSA-65, SLH-DSA-SHA2-128f
@@ -42,7 +42,7 @@ class Builder:
     """Accumulates the steps of one vector; reports come from reference devices keyed from :class:`Material`."""
 
     def __init__(self, seed: int, name: str, category: str, description: str,
-                 profile: Profile = DEFAULT_PROFILE) -> None:
+                 profile: Profile = PAPER_PROFILE) -> None:
         self.seed, self.name, self.category, self.description = seed, name, category, description
         self.profile = profile
         self.material = Material(seed, name)
@@ -75,9 +75,9 @@ class Builder:
                chain_length: int = 64, next_seq: int = 1) -> ReportDevice:
         """A reference device whose keys derive from the seed (its reports are the vector's inputs)."""
         dev_id = self.dev_id(n) if isinstance(n, int) else n
-        return open_device("reference", dev_id, epoch, self.k_evid(dev_id, epoch), self.chain_seed(dev_id, epoch),
-                           tag_len=tag_len, policy_id=policy_id, chain_length=chain_length,
-                           variant=self.profile.variant, wire_format=self.profile.wire_format, next_seq=next_seq)
+        return open_device("reference", Deployment(b"CTRL-001", profile=self.profile), dev_id, epoch,
+                           self.k_evid(dev_id, epoch), self.chain_seed(dev_id, epoch), tag_len=tag_len,
+                           policy_id=policy_id, chain_length=chain_length, next_seq=next_seq)
 
     def reports(self, dev: ReportDevice, count: int = 1, *, disclosure_tag: bool = True, flags: int = 0,
                 step: int = 1_000) -> list[bytes]:
@@ -98,15 +98,18 @@ class Builder:
                 "wire_format": self.profile.wire_format}
         self.step("open_controller", **{**args, **override})
 
-    def register(self, dev: ReportDevice, *, expiry: int = NO_EXPIRY, **override: Any) -> None:
+    def register(self, dev: ReportDevice, *, expiry: int = NO_EXPIRY, not_before: int = 0, **override: Any) -> None:
         args = {"dev_id": dev.dev_id, "epoch": dev.epoch, "k_evid": self.k_evid(dev.dev_id, dev.epoch),
-                "tag_len": dev.tag_len, "expiry": expiry, "policy_id": dev.policy_id}
+                "tag_len": dev.tag_len, "expiry": expiry, "policy_id": dev.policy_id, "not_before": not_before}
         self.step("register_epoch", **{**args, **override})
 
     def revoke(self, dev_id: bytes) -> None:
         self.step("revoke", dev_id=dev_id)
 
-    def ingest(self, reports: list[Any], *, framed: bool = False, now: int | None = None) -> None:
+    def ingest(self, reports: list[Any], *, framed: bool = False, now: int | str | None = "clock") -> None:
+        """One ingest step at ``now`` (default: the builder's clock, the newest report's time; None: no clock, which
+        the controller refuses)."""
+        now = self.clock if now == "clock" else now
         clock = {} if now is None else {"now": now}
         if framed:
             self.steps.append({"op": "ingest", "args": {"framed": b"".join(

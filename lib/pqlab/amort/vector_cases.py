@@ -228,12 +228,13 @@ def honest_controller_id_and_policy(b: Builder) -> None:
     b.checkpoint()
 
 
-@case("honest", "digests, timestamps and flags at their extremes (timestamps 0, 7, 2^64 - 1: monotonic)")
+@case("honest", "digests, timestamps and flags at their extremes (timestamps 0, 7, 2^64 - 1: monotonic; the "
+      "controller's clock at 0, so none is too old)")
 def honest_extreme_fields(b: Builder) -> None:
     (dev,) = honest_setup(b)
     reports = [dev.report(bytes(32), 0, flags=0), dev.report(bytes(range(32)), 7, flags=1),
                dev.report(b"\xff" * 32, (1 << 64) - 1, flags=255)]
-    b.ingest(reports)
+    b.ingest(reports, now=0)
     b.checkpoint()
 
 
@@ -496,15 +497,18 @@ def registration_errors(b: Builder) -> None:
     (dev,) = honest_setup(b)
     key = b.k_evid(dev.dev_id, 1)
     b.register(dev)
-    b.step("register_epoch", dev_id=dev.dev_id, epoch=0, k_evid=key, tag_len=16, expiry=NO_EXPIRY, policy_id=1)
+    good = {"dev_id": b.dev_id(2), "epoch": 1, "k_evid": key, "tag_len": 16, "expiry": NO_EXPIRY, "policy_id": 1,
+            "not_before": 0}
+    b.step("register_epoch", **{**good, "dev_id": dev.dev_id, "epoch": 0})
     for tag in (0, 4, 10, 20, 255):
-        b.step("register_epoch", dev_id=b.dev_id(2), epoch=1, k_evid=key, tag_len=tag, expiry=NO_EXPIRY, policy_id=1)
-    b.step("register_epoch", dev_id=b.dev_id(2), epoch=1, k_evid=key[:16], tag_len=16, expiry=NO_EXPIRY, policy_id=1)
-    b.step("register_epoch", dev_id=b"PLC-2", epoch=1, k_evid=key, tag_len=16, expiry=NO_EXPIRY, policy_id=1)
-    b.step("register_epoch", dev_id=b.dev_id(2), epoch=1 << 32, k_evid=key, tag_len=16, expiry=NO_EXPIRY, policy_id=1)
-    b.step("register_epoch", dev_id=b.dev_id(2), epoch=1, k_evid=key, tag_len=16, expiry=-1, policy_id=1)
-    b.step("register_epoch", dev_id=b.dev_id(2), epoch=1, k_evid=key, tag_len=16, expiry=1 << 64, policy_id=1)
-    b.step("register_epoch", dev_id=b.dev_id(2), epoch=1, k_evid=key, tag_len=16, expiry=NO_EXPIRY, policy_id=1 << 16)
+        b.step("register_epoch", **{**good, "tag_len": tag})
+    b.step("register_epoch", **{**good, "k_evid": key[:16]})
+    b.step("register_epoch", **{**good, "dev_id": b"PLC-2"})
+    b.step("register_epoch", **{**good, "epoch": 1 << 32})
+    b.step("register_epoch", **{**good, "expiry": -1})
+    b.step("register_epoch", **{**good, "expiry": 1 << 64})
+    b.step("register_epoch", **{**good, "policy_id": 1 << 16})
+    b.step("register_epoch", **{**good, "not_before": -1})
     b.ingest(b.reports(dev))
 
 
@@ -698,8 +702,8 @@ def batch_empty(b: Builder) -> None:
 
 @case("batch", "a maximal batch: 1024 reports from 32 devices in one call, then one checkpoint")
 def batch_maximal(b: Builder) -> None:
-    devs = honest_setup(b, 32, tag_len=8)
-    b.ingest([r for _ in range(32) for d in devs for r in b.reports(d, disclosure_tag=False)])
+    devs = honest_setup(b, 32, tag_len=8)  # 10 ms apart: the batch spans 10 s, all fresh at the clock
+    b.ingest([r for _ in range(32) for d in devs for r in b.reports(d, disclosure_tag=False, step=10)])
     b.checkpoint()
 
 
@@ -709,7 +713,7 @@ def batch_maximal_framed(b: Builder) -> None:
     reports = []
     while len(reports) < MAX_BATCH:
         d = devs[b.rng.randrange(len(devs))]
-        r = b.reports(d, disclosure_tag=False)[0]
+        r = b.reports(d, disclosure_tag=False, step=10)[0]
         if b.rng.random() < 0.3:
             reports.append(mutate(r, b.rng, reports[-8:]) if b.rng.random() < 0.8 else b.rng.choice(reports or [r]))
         reports.append(r)
@@ -732,10 +736,10 @@ def batch_bad_framing(b: Builder) -> None:
     (dev,) = honest_setup(b)
     r = b.reports(dev, 2)
     framed = len(r[0]).to_bytes(2, "big") + r[0]
-    b.ingest_raw({"framed": (framed + b"\x00").hex()})
-    b.ingest_raw({"framed": (framed + (200).to_bytes(2, "big") + r[1]).hex()})
-    b.ingest_raw({"framed": (framed + len(r[1]).to_bytes(2, "big") + r[1][:-1]).hex()})
-    b.ingest_raw({"framed": (framed + (0).to_bytes(2, "big")).hex()})
+    b.ingest_raw({"framed": (framed + b"\x00").hex(), "now": b.clock})
+    b.ingest_raw({"framed": (framed + (200).to_bytes(2, "big") + r[1]).hex(), "now": b.clock})
+    b.ingest_raw({"framed": (framed + len(r[1]).to_bytes(2, "big") + r[1][:-1]).hex(), "now": b.clock})
+    b.ingest_raw({"framed": (framed + (0).to_bytes(2, "big")).hex(), "now": b.clock})
     b.checkpoint()
 
 

@@ -11,11 +11,11 @@ from collections.abc import Callable
 
 from pqlab.amort import vector_cases as paper
 from pqlab.amort.fastpath import NO_EXPIRY
-from pqlab.amort.profile import EXPLICIT, HARDENED, IMPLIED, PAPER, Profile
+from pqlab.amort.profile import EXPLICIT, HARDENED, IMPLIED, PAPER, PAPER_PROFILE, Profile
 from pqlab.amort.vector_builder import Builder
 
 Case = Callable[[Builder], None]
-DEFAULT = Profile()
+DEFAULT = PAPER_PROFILE
 EXPLICIT_WIRE = Profile(PAPER, EXPLICIT)
 HARDENED_IMPLIED = Profile(HARDENED, IMPLIED)
 HARDENED_EXPLICIT = Profile(HARDENED, EXPLICIT)
@@ -97,7 +97,7 @@ def timestamps_not_before(b: Builder) -> None:
 
 
 @case("timestamps", "freshness with the controller's clock: max_report_age old passes, one ms more is EPOCH_STALE, "
-      "a future stamp passes; without a clock nothing is too old")
+      "a future stamp passes; without a clock the batch is refused")
 def timestamps_freshness(b: Builder) -> None:
     b.open_controller(max_report_age=5_000)
     devs = [b.device(i + 1) for i in range(3)]
@@ -108,7 +108,8 @@ def timestamps_freshness(b: Builder) -> None:
     b.ingest([a], now=stamp + 5_000)  # exactly max_report_age old: accepted
     b.ingest([c], now=stamp + 5_001)  # one ms more: EPOCH_STALE
     b.ingest([d], now=stamp - 10)  # the controller's clock behind the device's: accepted
-    b.ingest([c])  # no clock: accepted
+    b.ingest([c], now=None)  # no clock: the batch is refused (ClockRequired), nothing is accepted
+    b.ingest([c])  # the builder's clock: accepted
     b.checkpoint()
 
 

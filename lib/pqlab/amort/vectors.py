@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from pqlab.amort.differential import FORMAT
-from pqlab.amort.profile import IMPLIED, Profile
+from pqlab.amort.profile import IMPLIED, PAPER_PROFILE, Profile
 from pqlab.amort.vector_builder import Builder
 from pqlab.amort.vector_cases import CASES, mixed_stream
 from pqlab.amort.vector_extension import EXTENSION, MIXED, mixed
@@ -48,10 +48,10 @@ def generate(seed: int = DEFAULT_SEED, vector_set: str = "paper") -> list[dict[s
     vectors = []
     if vector_set == "paper":
         for fn, category, description in CASES:
-            vectors.append(_build(seed, fn.__name__, category, description, fn, Profile()))
+            vectors.append(_build(seed, fn.__name__, category, description, fn, PAPER_PROFILE))
         for i in range(COUNT - len(vectors)):
             vectors.append(_build(seed, f"mixed_stream_{i + 1:02d}", "mixed", MIXED_DESCRIPTION, mixed_stream,
-                                  Profile()))
+                                  PAPER_PROFILE))
         if len(vectors) != COUNT:
             raise ValueError(f"the catalogue holds {len(vectors)} vectors, more than {COUNT}")
     else:

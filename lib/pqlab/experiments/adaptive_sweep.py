@@ -36,6 +36,7 @@ from pqlab import progress
 from pqlab.amort import fastpath
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.identity import SigningKey
+from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.experiments import amortisation as sweep
 
 PATH_PHASES = ("ingest_ns", "body_ns", "commit_ns")  # the path's own work in a checkpoint (no signature, no write)
@@ -150,7 +151,7 @@ def spread(total: int, rounds: int) -> list[int]:
 
 def _fixed_signature(signer: str, backend: str) -> bytes:
     key = SigningKey.generate(signer, backend)
-    return key.signer.sign(key.secret, b"AMORT-V1 path probe", fastpath.CHECKPOINT_CONTEXT)
+    return key.signer.sign(key.secret, b"AMORT-V1 path probe", fastpath.checkpoint_context(PAPER_PROFILE))
 
 
 def _probe_baseline(signer: str, backend: str) -> sweep.Baseline:
@@ -212,7 +213,7 @@ def checkpoint_probe(signer: str, backend: str, octets: int, reps: int, rng: np.
     try:
         for i in range(warmup + reps):
             began = clock()
-            key.signer.sign(key.secret, message, fastpath.CHECKPOINT_CONTEXT)
+            key.signer.sign(key.secret, message, fastpath.checkpoint_context(PAPER_PROFILE))
             row = {"ns": clock() - began}
             if log is not None:
                 touched, size = sizes[(start + i - warmup) % len(sizes)]

@@ -24,12 +24,16 @@ from tqdm.auto import tqdm
 
 from pqlab import crypto
 from pqlab.amort import fastpath, kdf
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError
 from pqlab.amort.identity import KEM_ALGORITHM, SigningKey
+from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.experiments.harness import empty_call_overhead_ns, time_calls
 
 CONTROLLER_ID = b"CTRL-001"
+DEPLOYMENT = Deployment(CONTROLLER_ID, profile=PAPER_PROFILE)  # Fig. 3 measures the paper's design
+REPORT_SPACING_MS = 1  # one report per ms across the devices: a 65,536-report segment spans about a minute
 PHASES = ("ingest_ns", "body_ns", "sign_ns", "commit_ns", "write_ns")
 PER_REPORT_PHASES = ("ingest_ns", "body_ns", "commit_ns")  # grow with the reports in a batch
 PER_CHECKPOINT_PHASES = ("sign_ns", "write_ns")            # once per checkpoint: Eq. 1's C_sign + C_fsync
@@ -77,12 +81,14 @@ def epoch_keys(n_devices: int, epoch: int = 1) -> dict[bytes, bytes]:
 
 class ReportSource:
     """Up to ``total`` reports in order, round-robin over fast-path devices in epoch 1, built on demand between
-    timed checkpoints (never inside a timed interval), so a long sweep point holds one segment in memory."""
+    timed checkpoints (never inside a timed interval), so a long sweep point holds one segment in memory.
+    ``latest`` is the newest report's time stamp: the controller's clock when it ingests what was taken."""
 
     def __init__(self, path: str, keys: dict[bytes, bytes], total: int, rng: np.random.Generator,
                  disclosure_tag: bool = True) -> None:
         n = len(keys)
-        self.devices = [fastpath.open_device(path, dev, 1, k_evid, rng.bytes(32), chain_length=total // n + 2)
+        self.devices = [fastpath.open_device(path, DEPLOYMENT, dev, 1, k_evid, rng.bytes(32),
+                                             chain_length=total // n + 2)
                         for dev, k_evid in keys.items()]
         self.digests = [rng.bytes(32) for _ in range(16)]
         self.disclosure_tag = disclosure_tag
@@ -94,8 +100,17 @@ class ReportSource:
             raise ValueError(f"{count} more reports requested, {self.total - self.made} left")
         n, start = len(self.devices), self.made
         self.made += count
-        return [self.devices[i % n].report(self.digests[i % 16], 1_000 * (i + 1), disclosure_tag=self.disclosure_tag)
+        return [self.devices[i % n].report(self.digests[i % 16], self.stamp(i), disclosure_tag=self.disclosure_tag)
                 for i in range(start, start + count)]
+
+    @staticmethod
+    def stamp(i: int) -> int:
+        """The time stamp of report ``i`` (0-based)."""
+        return REPORT_SPACING_MS * (i + 1)
+
+    @property
+    def latest(self) -> int:
+        return self.stamp(self.made - 1)
 
 
 def make_reports(path: str, keys: dict[bytes, bytes], total: int, rng: np.random.Generator,
@@ -139,10 +154,10 @@ def run_point(path: str, baseline: Baseline, key: SigningKey | None, keys: dict[
         raise ValueError("run_point signs with key: give a SigningKey or a fixed_signature")
     warm = min(k, warmup_reports)
     source = ReportSource(path, keys, warm + k * checkpoints, rng, disclosure_tag)
-    ctl = fastpath.open_controller(path, controller_id=CONTROLLER_ID, sig_alg=baseline.signer)
+    ctl = fastpath.open_controller(path, DEPLOYMENT, sig_alg=baseline.signer, clock=lambda: source.latest)
     for dev, k_evid in keys.items():
-        ctl.register_epoch(dev, 1, k_evid)
-    context = fastpath.CHECKPOINT_CONTEXT
+        ctl.register_epoch(dev, 1, k_evid, not_before=0)
+    context = fastpath.checkpoint_context(DEPLOYMENT.profile)
 
     def sign(body: bytes) -> bytes:
         return fixed_signature if fixed_signature is not None else key.signer.sign(key.secret, body, context)
@@ -253,8 +268,8 @@ def probe(signer: str, backend: str, storage: Path, reps: int, message_octets: i
     overhead = empty_call_overhead_ns(reps=1000)
     key = SigningKey.generate(signer, backend)
     message = rng.bytes(message_octets)
-    sign_ns = time_calls(lambda: key.signer.sign(key.secret, message, fastpath.CHECKPOINT_CONTEXT), reps,
-                         warmup=warmup)
+    context = fastpath.checkpoint_context(DEPLOYMENT.profile)
+    sign_ns = time_calls(lambda: key.signer.sign(key.secret, message, context), reps, warmup=warmup)
     block = rng.bytes(block_octets)
     handle, name = tempfile.mkstemp(dir=storage, prefix=".amort-probe-")
     try:

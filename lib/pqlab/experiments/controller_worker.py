@@ -15,9 +15,9 @@ from typing import Any
 
 from pqlab.amort import fastpath
 from pqlab.amort.durable import DurableLog
-from pqlab.amort.fastpath import CHECKPOINT_CONTEXT
-from pqlab.amort.fleet import Fleet, batches, packed_state
+from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, packed_state, round_time
 from pqlab.amort.identity import SigningKey
+from pqlab.amort.profile import IMPLIED, PAPER, Profile
 
 STATUS = Path("/proc/self/status")
 
@@ -45,13 +45,14 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     """Execute one trial; every duration in nanoseconds (perf_counter_ns)."""
     clock = time.perf_counter_ns
     memory = {"start": memory_kib()}
-    profile = {"variant": job.get("variant", "paper"), "wire_format": job.get("wire_format", "implied")}
-    fleet = Fleet(job["n"], job["seed"], job["trial"], tag_len=job["tag_len"], **profile)
+    profile = Profile(job.get("variant", PAPER), job.get("wire_format", IMPLIED))
+    fleet = Fleet(job["n"], job["seed"], job["trial"], tag_len=job["tag_len"], profile=profile)
     key = SigningKey.generate(job["signer"], job["backend"])
-    ctl = fastpath.open_controller(job["path"], sig_alg=job["signer"], **profile)
+    ctl = fastpath.open_controller(job["path"], fleet.deployment(), sig_alg=job["signer"])
+    context = fastpath.checkpoint_context(profile)
     memory["before_fleet"] = memory_kib()
     t0 = clock()
-    fleet.register(ctl)
+    fleet.register(ctl, not_before=FIRST_TIME_MS)
     register_ns = clock() - t0
     memory["after_register"] = memory_kib()
     rounds, body, signature, data = [], b"", b"", b""
@@ -61,11 +62,11 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
             accepted = 0
             t0 = clock()
             for chunk in chunks:
-                accepted += ctl.ingest(chunk).n_accepted
+                accepted += ctl.ingest(chunk, now=round_time(r)).n_accepted
             t1 = clock()
             body = ctl.checkpoint_body()
             t2 = clock()
-            signature = key.signer.sign(key.secret, body, CHECKPOINT_CONTEXT)
+            signature = key.signer.sign(key.secret, body, context)
             t3 = clock()
             data = ctl.commit(signature)
             t4 = clock()
@@ -86,7 +87,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     verify_ns = []
     for _ in range(job["verify_reps"]):
         t0 = clock()
-        ok = verify(key.public, signed, sig, CHECKPOINT_CONTEXT)
+        ok = verify(key.public, signed, sig, context)
         verify_ns.append(clock() - t0)
         if not ok:
             raise RuntimeError("checkpoint signature does not verify")

@@ -16,12 +16,13 @@ from tqdm.auto import tqdm
 from pqlab.amort import chain, fastpath, kdf
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import ControllerConfig
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
-from pqlab.amort.fastpath import CHECKPOINT_CONTEXT
-from pqlab.amort.fleet import Fleet, batches, report_rounds
+from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, report_rounds, round_time
 from pqlab.amort.identity import PublicKey, SigningKey
 from pqlab.amort.lab import KeySet, Lab
 from pqlab.amort.messages import RECORD_OCTETS, Disclosure, EpochOpen, Report
+from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.params import StudyParams
 
 # Fig. 5's series; "log_only" = checkpoint verification (signature, link, continuity, consistency) amortised over
@@ -44,8 +45,9 @@ class Interval:
     """One checkpoint interval of device A (reports 1..k), with everything a cold auditor receives."""
 
     k: int
-    public: PublicKey
+    deployment: Deployment
     device_public: PublicKey
+    certificates: list[bytes]
     epoch_opens: list[bytes]
     previous: bytes          # the checkpoint before A's (device B's k reports)
     checkpoint: bytes        # A's checkpoint, committing A's reports 1..k
@@ -58,8 +60,11 @@ class Interval:
     delay_records: list[int]  # per report j: reports A sent after j before K_j could be disclosed
 
     def auditor(self, *, through: int) -> ColdAuditor:
-        """A cold auditor that has accepted the EPOCH_OPENs and the first ``through`` checkpoints of the two."""
-        auditor = ColdAuditor(self.public)
+        """A cold auditor that has accepted the certificates, the EPOCH_OPENs and the first ``through`` checkpoints
+        of the two."""
+        auditor = ColdAuditor(self.deployment)
+        for data in self.certificates:
+            auditor.ingest_certificate(data)
         for data in self.epoch_opens:
             auditor.ingest_epoch_open(data)
         if through >= 1:
@@ -75,7 +80,8 @@ def build_interval(k: int, settings: StudyParams, trial: int, workdir: Path) -> 
     cfg = settings.device_origin
     seed = int(np.random.default_rng([settings.seed, k, trial]).integers(1 << 62))
     keys = KeySet.generate(2, cfg.checkpoint_signer)
-    lab = Lab(keys, seed, workdir, ControllerConfig(k=k, tag_len=cfg.tag_len), chain_length=k)
+    lab = Lab(keys, seed, workdir, ControllerConfig(k=k, tag_len=cfg.tag_len), chain_length=k,
+              profile=PAPER_PROFILE)  # Fig. 5 times the paper's design
     try:
         device_b, device_a = lab.device(2), lab.device(1)
         lab.open_epoch(device_b)
@@ -98,8 +104,9 @@ def build_interval(k: int, settings: StudyParams, trial: int, workdir: Path) -> 
                 first_disclosable[j] = s
         opens = [controller.epoch_open(d.dev_id, 1) for d in (device_b, device_a)]
         return Interval(
-            k=k, public=lab.controller_public,
+            k=k, deployment=lab.deployment,
             device_public=PublicKey.of(keys.devices[0].sign, owner=keys.devices[0].dev_id),
+            certificates=[lab.cert(1), lab.cert(2)],
             epoch_opens=opens, previous=controller.checkpoints[0], checkpoint=controller.checkpoints[1],
             consistency=controller.consistency(k, 2 * k), reports=reports,
             disclosures=[device_a.disclose(j) for j in range(1, k + 1)],
@@ -200,15 +207,16 @@ def measure_controller_tags(settings: StudyParams, path: str, scratch: Path, *,
             fleet = Fleet(n, settings.seed, 2000 + trial, tag_len=cfg.tag_len)
             rounds = report_rounds(fleet, path, flags)
             key = SigningKey.generate(cfg.checkpoint_signer)
-            ctl = fastpath.open_controller(path, sig_alg=cfg.checkpoint_signer)
-            fleet.register(ctl)
+            ctl = fastpath.open_controller(path, fleet.deployment(), sig_alg=cfg.checkpoint_signer)
+            context = fastpath.checkpoint_context(fleet.profile)
+            fleet.register(ctl, not_before=FIRST_TIME_MS)
             with DurableLog(Path(tmp) / f"tags-{trial}.log") as log:
                 for r, (tagged, reports) in enumerate(zip(flags, rounds, strict=True)):
                     chunks = list(batches(reports))
                     t0 = clock()
-                    accepted = sum(ctl.ingest(chunk).n_accepted for chunk in chunks)
+                    accepted = sum(ctl.ingest(chunk, now=round_time(r)).n_accepted for chunk in chunks)
                     body = ctl.checkpoint_body()
-                    data = ctl.commit(key.signer.sign(key.secret, body, CHECKPOINT_CONTEXT))
+                    data = ctl.commit(key.signer.sign(key.secret, body, context))
                     log.append(data)
                     total = clock() - t0
                     if accepted != n:

@@ -15,13 +15,15 @@ from tqdm.auto import tqdm
 
 from pqlab.amort import fastpath
 from pqlab.amort.controller import Controller, ControllerConfig
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.device import Device
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError
-from pqlab.amort.fastpath import CHECKPOINT_CONTEXT, NO_EXPIRY, BatchController
-from pqlab.amort.fleet import Fleet, batches, report_rounds
+from pqlab.amort.fastpath import NO_EXPIRY, BatchController
+from pqlab.amort.fleet import FIRST_TIME_MS, PERIOD_MS, Fleet, batches, report_rounds, round_time
 from pqlab.amort.identity import KEM_ALGORITHM, CertificateAuthority, PublicKey, SigningKey, new_kem_keypair
 from pqlab.amort.messages import Checkpoint
+from pqlab.amort.profile import DEFAULT_MAX_REPORT_AGE_MS
 from pqlab.crypto import get_kem
 from pqlab.experiments import rekey_parts
 from pqlab.params import StudyParams
@@ -30,11 +32,11 @@ CONTROLLER_ID = b"CTRL-001"
 REKEY_CHAIN_LENGTH = 8  # the re-keyed device's new chain (only its first report is sent here)
 
 
-def _ingest(ctl: BatchController, reports: list[bytes]) -> Counter:
-    """Verdict codes of ``reports`` (None = accepted), ingested in MAX_BATCH calls."""
+def _ingest(ctl: BatchController, reports: list[bytes], now: int) -> Counter:
+    """Verdict codes of ``reports`` (None = accepted) at the controller's time ``now``, in MAX_BATCH calls."""
     codes: Counter = Counter()
     for chunk in batches(reports):
-        codes.update(v.code for v in ctl.ingest(chunk))
+        codes.update(v.code for v in ctl.ingest(chunk, now=now))
     return codes
 
 
@@ -50,15 +52,15 @@ def isolation_trial(settings: StudyParams, n: int, path: str, scratch: Path, tri
     rng = np.random.default_rng([settings.seed, n, trial])
     fleet = Fleet(n, settings.seed, trial, tag_len=cfg.tag_len)
     key = SigningKey.generate(cfg.checkpoint_signer, cfg.backend)
-    ctl = fastpath.open_controller(path, controller_id=CONTROLLER_ID, sig_alg=cfg.checkpoint_signer)
-    fleet.register(ctl)
+    ctl = fastpath.open_controller(path, fleet.deployment(), sig_alg=cfg.checkpoint_signer)
+    fleet.register(ctl, not_before=FIRST_TIME_MS)
     rounds = report_rounds(fleet, path, [False, False])
     victim = int(rng.integers(n))
     others = [i for i in range(n) if i != victim]
     rekeyed = sorted(int(i) for i in rng.choice(others, size=min(len(others), cfg.rekey_limit or len(others)),
                                                 replace=False))
     with DurableLog(scratch / f"isolation-{n}-{trial}.log") as log:
-        before = _ingest(ctl, rounds[0])
+        before = _ingest(ctl, rounds[0], round_time(0))
         first = _commit(ctl, key, log)
         ctl.revoke(fleet.dev_id(victim))
         try:
@@ -72,9 +74,9 @@ def isolation_trial(settings: StudyParams, n: int, path: str, scratch: Path, tri
         reports = [fresh[i] if i in rekeyed_set else rounds[1][i] for i in range(n)]
         verdicts = []
         for chunk in batches(reports):
-            verdicts.extend(ctl.ingest(chunk))
+            verdicts.extend(ctl.ingest(chunk, now=round_time(1)))
         # a re-keyed identity's report under its old epoch key is refused: the old epoch is closed
-        stale = ctl.ingest([rounds[1][rekeyed[0]]])[0] if rekeyed else None
+        stale = ctl.ingest([rounds[1][rekeyed[0]]], now=round_time(1))[0] if rekeyed else None
         second = _commit(ctl, key, log)
     accepted = [v.accepted for v in verdicts]
     counts = {
@@ -99,29 +101,30 @@ def rekey(settings: StudyParams, fleet: Fleet, batch: BatchController, members: 
           progress: bool = False) -> tuple[list[dict[str, Any]], dict[int, bytes]]:
     """Re-key ``members``: the reference controller opens epoch 2 with a real ML-KEM-768 exchange (encapsulation,
     EPOCH_CONFIRM check, key derivation, signed EPOCH_OPEN); the device decapsulates and accepts; the new K_evid
-    goes to the batch controller. Only the controller's two steps are timed. Returns (timings, each member's
-    first report in the new epoch). Each identity's parts (:mod:`pqlab.experiments.rekey_parts`) are timed after its
-    exchange on the same messages and keys, and the batch controller's register_epoch is timed as the policy-state
-    update."""
+    goes to the batch controller. Only the controller's two steps are timed. The exchange happens between the
+    fleet's first two rounds; the new epoch's first report carries the second round's time. Returns (timings,
+    each member's first report in the new epoch). Each identity's parts (:mod:`pqlab.experiments.rekey_parts`) are
+    timed after its exchange on the same messages and keys, and the batch controller's register_epoch is timed as the
+    policy-state update."""
     cfg = settings.scaling
     clock = time.perf_counter_ns
     ca = CertificateAuthority(SigningKey.generate("ML-DSA-65", cfg.backend))
     controller_key = SigningKey.generate(cfg.checkpoint_signer, cfg.backend)
-    reference = Controller(CONTROLLER_ID, controller_key, ca.public, None,
+    deployment = Deployment(CONTROLLER_ID, PublicKey.of(controller_key), ca.public, fleet.profile)
+    reference = Controller(deployment, controller_key, None,
                            ControllerConfig(tag_len=fleet.tag_len, policy_id=fleet.policy_id))
-    public = PublicKey.of(controller_key)
-    now = 1_000_000
+    now = round_time(1) - PERIOD_MS // 2
     kem_impl = get_kem(KEM_ALGORITHM)
     kem_backend = kem_impl.backend
     timings, fresh = [], {}
     for i in tqdm(members, desc=f"re-keying {fleet.n:,}", disable=not progress or len(members) < 500, leave=False):
         dev_id = fleet.dev_id(i)
         kem = new_kem_keypair()
-        reference.register(ca.issue(dev_id, kem.public))
+        reference.register(ca.issue(dev_id, kem.public, profile=fleet.profile))
         reference.install_epoch(dev_id, fleet.epoch, fleet.k_evid(i), tag_len=fleet.tag_len,
                                 policy_id=fleet.policy_id, expiry=NO_EXPIRY)
         entropy = random.Random(f"rekey:{settings.seed}:{fleet.n}:{trial}:{i}").randbytes
-        device = Device(dev_id, kem, public, entropy, chain_length=REKEY_CHAIN_LENGTH)
+        device = Device(deployment, dev_id, kem, entropy, chain_length=REKEY_CHAIN_LENGTH)
         device.epoch_number = fleet.epoch  # its durable state: it runs epoch 1 (on the fast path)
         t0 = clock()
         request = reference.open_epoch(dev_id, now)
@@ -134,11 +137,12 @@ def rekey(settings: StudyParams, fleet: Fleet, batch: BatchController, members: 
         k_evid, tag_len = reference.evidence_key(dev_id)
         epoch = device.epoch_number
         t4 = clock()
-        batch.register_epoch(dev_id, epoch, k_evid, tag_len=tag_len, policy_id=fleet.policy_id,
+        batch.register_epoch(dev_id, epoch, k_evid, not_before=now, tag_len=tag_len, policy_id=fleet.policy_id,
                              expiry=NO_EXPIRY)
         t5 = clock()
-        parts = rekey_parts.time_parts(kem_impl, kem, request, confirm, opened, controller_key, dev_id, epoch)
-        fresh[i] = device.report(fleet.digest(i, 1 << 32), now + 1_000)
+        parts = rekey_parts.time_parts(kem_impl, kem, request, confirm, opened, controller_key, dev_id, epoch,
+                                       fleet.profile)
+        fresh[i] = device.report(fleet.digest(i, 1 << 32), round_time(1))
         timings.append({"identities": fleet.n, "trial": trial, "member": i, "epoch": epoch,
                         "open_epoch_us": (t1 - t0) / 1000.0, "confirm_us": (t3 - t2) / 1000.0,
                         "rekey_us": (t1 - t0 + t3 - t2) / 1000.0, "device_us": (t2 - t1) / 1000.0,
@@ -166,25 +170,28 @@ def replay_trial(settings: StudyParams, backlog: int, path: str, scratch: Path, 
     clock = time.perf_counter_ns
     fleet = Fleet(cfg.replay_fleet + 1, settings.seed, 1000 + trial, tag_len=cfg.tag_len)
     key = SigningKey.generate(cfg.checkpoint_signer, cfg.backend)
-    ctl = fastpath.open_controller(path, controller_id=CONTROLLER_ID, sig_alg=cfg.checkpoint_signer)
-    fleet.register(ctl)
+    period = round(1000 / cfg.replay_rate_hz)
+    reconnect = round_time(0, period_ms=period) + backlog * period  # the controller's clock when it re-merges
+    # the controller of a deployment that tolerates partitions accepts evidence as old as its longest backlog
+    deployment = fleet.deployment(max_report_age=max(backlog * period, DEFAULT_MAX_REPORT_AGE_MS))
+    ctl = fastpath.open_controller(path, deployment, sig_alg=cfg.checkpoint_signer)
+    fleet.register(ctl, not_before=FIRST_TIME_MS)
     first = report_rounds(fleet, path, [cfg.disclosure_tag])[0]
     device = fleet.device(path, 0, chain_length=backlog + 1)
-    period = round(1000 / cfg.replay_rate_hz)
-    own = [device.report(fleet.digest(0, s), 1_000 + (s - 1) * period, disclosure_tag=cfg.disclosure_tag)
+    own = [device.report(fleet.digest(0, s), round_time(s - 1, period_ms=period), disclosure_tag=cfg.disclosure_tag)
            for s in range(1, backlog + 2)]
     first[0] = own[0]
     buffered = list(batches(own[1:]))
     with DurableLog(scratch / f"replay-{backlog}-{trial}.log") as log:
-        if _ingest(ctl, first)[None] != fleet.n:
+        if _ingest(ctl, first, round_time(0))[None] != fleet.n:
             raise RuntimeError("the pre-partition round was not accepted")
         fastpath.sign_and_commit(ctl, key, log)
         t0 = clock()
-        accepted = sum(ctl.ingest(chunk).n_accepted for chunk in buffered)
+        accepted = sum(ctl.ingest(chunk, now=reconnect).n_accepted for chunk in buffered)
         t1 = clock()
         body = ctl.checkpoint_body()
         t2 = clock()
-        data = ctl.commit(key.signer.sign(key.secret, body, CHECKPOINT_CONTEXT))
+        data = ctl.commit(key.signer.sign(key.secret, body, fastpath.checkpoint_context(fleet.profile)))
         log.append(data)
         t3 = clock()
     if accepted != backlog:

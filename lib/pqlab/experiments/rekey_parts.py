@@ -14,6 +14,7 @@ import pandas as pd
 from pqlab.amort import kdf
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.messages import EpochConfirm, EpochOpen
+from pqlab.amort.profile import Profile
 from pqlab.crypto.base import Kem
 
 CONTROLLER, DEVICE = "controller", "device"
@@ -36,7 +37,7 @@ SUMS = {
 
 
 def time_parts(kem: Kem, pair: Any, request: bytes, confirm: bytes, opened: bytes, key: SigningKey, dev_id: bytes,
-               epoch: int) -> dict[str, float]:
+               epoch: int, profile: Profile) -> dict[str, float]:
     """One identity's parts (µs), each timed once with ``perf_counter_ns`` on the exchange's own messages and keys:
     a fresh encapsulation to the device's key and its decapsulation, the key derivation over the real transcript,
     the MAC check the controller makes, and the signature over the real EPOCH_OPEN."""
@@ -59,7 +60,7 @@ def time_parts(kem: Kem, pair: Any, request: bytes, confirm: bytes, opened: byte
     t6 = clock()
     epoch_open = EpochOpen.decode(opened)
     t7 = clock()
-    key.sign(epoch_open)
+    key.sign(epoch_open, profile)
     t8 = clock()
     return {"encaps_us": (t1 - t0) / 1000.0, "decaps_us": (t2 - t1) / 1000.0, "hkdf_us": (t4 - t3) / 1000.0,
             "confirm_mac_us": (t6 - t5) / 1000.0, "epoch_open_sign_us": (t8 - t7) / 1000.0}

@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 
 from pqlab.amort.fleet import Fleet, report_rounds
 from pqlab.amort.messages import HASH, ID_OCTETS, Checkpoint, CloseEntry, Report, Span
+from pqlab.amort.profile import Profile
 from pqlab.errors import MeasurementError
 from pqlab.params import StudyParams
 
@@ -69,8 +70,8 @@ def measure(settings: StudyParams, path: str, scratch: Path, *, progress: bool =
             rounds = rounds_for(n, cfg.rounds, cfg.min_reports)
             for trial in range(cfg.trials):
                 steps.set_postfix_str(f"{n:,} identities, trial {trial + 1}")
-                fleet = Fleet(n, settings.seed, trial, tag_len=cfg.tag_len, variant=settings.amort.variant,
-                              wire_format=settings.amort.wire_format)
+                fleet = Fleet(n, settings.seed, trial, tag_len=cfg.tag_len,
+                              profile=Profile(settings.amort.variant, settings.amort.wire_format))
                 built = report_rounds(fleet, path, [cfg.disclosure_tag] * (cfg.warmup_rounds + rounds))
                 sample_reports[n] = built[0][0]
                 reports_file = Path(tmp) / f"reports-{n}-{trial}.bin"

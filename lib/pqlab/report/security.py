@@ -18,6 +18,29 @@ def _ratio(cost: dict) -> str:
     return f"{cost['ratio']:.2f}× ({cost['ratio_min']:.2f}–{cost['ratio_max']:.2f})"
 
 
+def _outsider(found: dict | None) -> list[str]:
+    """Issue 35's cases, built with the default public constructors, and the paper design's gaps among all cases."""
+    if not found:
+        return []
+    lines = ["", "### With the defaults: attacks written against the public API", "",
+             f"Each of these {found['cases_total']} attacks builds its objects the way an outsider does — "
+             "`Deployment`, `Controller`, `Device`, `ColdAuditor`, `open_controller` with only their required "
+             "arguments, never through the project's `Lab` — and runs under both variants "
+             f"({found['as_expected']} of {found['cases_total']} end as expected). With the defaults, the paper's "
+             f"design stops {found['defects']['stopped_by_paper']} of the {found['defects']['total']} defects and "
+             f"the hardened variant {found['defects']['stopped_by_hardened']}; "
+             f"{found['gaps']['succeed_under_paper']} of {found['gaps']['total']} attacks succeed under the paper's "
+             f"design alone (its design gaps, in bold), {found['gaps']['stopped_by_hardened']} of them stopped by "
+             "the hardened variant. ACCEPT is the honest outcome of a denial case (the adversary wants an honest "
+             "action refused).", "",
+             "| case | attack | kind | the paper's design | hardened |", "|---|---|---|---|---|"]
+    for case, codes in sorted(found["codes"].items()):
+        gap = codes["kind"] == "gap"
+        paper = f"**{codes['paper']}**" if gap else codes["paper"]
+        lines.append(f"| {case} | {codes['action']} | {codes['kind']} | {paper} | {codes['hardened']} |")
+    return lines
+
+
 def security_section(tree: MetricsTree) -> list[str]:
     """The section's markdown lines; nothing when the attack matrix has not run."""
     metrics = tree.document(ATTACK_MATRIX)
@@ -42,6 +65,7 @@ def security_section(tree: MetricsTree) -> list[str]:
     for case, codes in sorted(found["codes"].items()):
         paper = f"**{codes['paper']}**" if codes["paper"] == "ACCEPT" and codes["kind"] == "gap" else codes["paper"]
         lines.append(f"| {case} | {codes['kind']} | {paper} | {codes['hardened']} |")
+    lines += _outsider(metrics.get("outsider"))
     costs = {name: cost for name, cost in metrics["hardening_cost"].items() if name != "setup"}
     setup = metrics["hardening_cost"].get("setup", {})
     lines += ["", "What the hardening costs (hardened ÷ paper's design, median of "

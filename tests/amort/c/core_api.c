@@ -53,8 +53,10 @@ int main(int argc, char **argv) {
         puthex(reports[i], lens[i]);
     }
     if (amort_controller_new(&ctl, (const uint8_t *)"CTRL-001", 1) != AMORT_OK ||
-        amort_controller_register_epoch(ctl, dev_id, 1, k_evid, (uint8_t)atoi(argv[4]), UINT64_MAX, 1) != AMORT_OK)
+        amort_controller_register_epoch(ctl, dev_id, 1, k_evid, (uint8_t)atoi(argv[4]), UINT64_MAX, 1, 0) != AMORT_OK)
         return 5;
+    if (amort_controller_ingest(ctl, ptrs, lens, count, verdicts) != AMORT_E_CLOCK) return 8; /* no clock: refused */
+    amort_controller_set_clock(ctl, 1, 1000 + count);
     for (int round = 0; round < 2; round++) {
         if (amort_controller_ingest(ctl, ptrs, lens, count, verdicts) != AMORT_OK) return 6;
         for (size_t i = 0; i < count; i++)

@@ -31,7 +31,7 @@ int main(void) {
 
     /* controller counters at 2^64: the tree size and the checkpoint index */
     if (amort_controller_new(&ctl, (const uint8_t *)"CTRL-001", 1) != AMORT_OK) return 1;
-    if (amort_controller_register_epoch(ctl, ID, 1, KEY, 16, UINT64_MAX, 1) != AMORT_OK) return 1;
+    if (amort_controller_register_epoch(ctl, ID, 1, KEY, 16, UINT64_MAX, 1, 0) != AMORT_OK) return 1;
     ctl->npend = 1; /* one pending report (its leaf is zero octets: it is never hashed) */
     ctl->pend = calloc(1, sizeof *ctl->pend);
     ctl->cap_pend = 1;

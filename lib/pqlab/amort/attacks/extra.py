@@ -84,7 +84,8 @@ def x07(ctx: Context) -> Outcome:
     return attempt(lambda: lab.controller.ingest(wrapped))
 
 
-@case("X08", "C", "Disclosed key reused in a later epoch", "CHAIN_FAIL", table="extra")
+# Hardened: the device never received the checkpoint of the forged epoch-2 report: no signed receipt covers it.
+@case("X08", "C", "Disclosed key reused in a later epoch", "CHAIN_FAIL", table="extra", hardened="DISCLOSE_EARLY")
 def x08(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx, k=1_000)
     lab.stream([a, b], 2)
@@ -144,7 +145,7 @@ def x12(ctx: Context) -> Outcome:
     lab.stream([a, b], 3)
     body = lab.decode_checkpoint(lab.controller.checkpoint())
     rogue = SigningKey.generate("ML-DSA-65")
-    forged = body.replace(sig=rogue.sign(body)).encode()
+    forged = body.replace(sig=rogue.sign(body, lab.profile)).encode()
     return attempt(lambda: lab.cold_auditor().ingest_checkpoint(forged))
 
 
@@ -153,8 +154,8 @@ def x13(ctx: Context) -> Outcome:
     lab = ctx.lab()
     victim = lab.device(1)
     other_kem = ctx.keys.devices[1].kem  # a real ML-KEM key pair, but not the one certified for the victim
-    impostor = Device(victim.dev_id, other_kem, lab.controller_public, random.Random(ctx.seed).randbytes,
-                      sign_key=ctx.keys.devices[1].sign, profile=lab.profile)
+    impostor = Device(lab.deployment, victim.dev_id, other_kem, random.Random(ctx.seed).randbytes,
+                      sign_key=ctx.keys.devices[1].sign)
     confirm = impostor.respond(lab.controller.open_epoch(victim.dev_id, lab.now))
     return attempt(lambda: lab.controller.confirm(confirm, lab.now))
 
@@ -164,7 +165,7 @@ def x14(ctx: Context) -> Outcome:
     lab = ctx.lab()
     rogue_ca = CertificateAuthority(SigningKey.generate("ML-DSA-65"))
     keys = ctx.keys.devices[0]
-    cert = rogue_ca.issue(keys.dev_id, keys.kem.public, keys.sign.public)
+    cert = rogue_ca.issue(keys.dev_id, keys.kem.public, keys.sign.public, profile=lab.profile)
     return attempt(lambda: lab.controller.register(cert))
 
 

@@ -15,6 +15,7 @@ import time
 from pqlab.amort import merkle
 from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, attempt_each, case
 from pqlab.amort.attacks.tamper import flip_dtag_bit, forge, two_devices
+from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.chain import DisclosureChain
 from pqlab.amort.controller import GENESIS, MAX_EPOCH, Pending, spans_of
 from pqlab.amort.errors import AmortError
@@ -28,6 +29,7 @@ from pqlab.amort.messages import (
     EpochOpen,
     EpochReq,
     HardenedEpochOpen,
+    HardenedEpochReq,
     Span,
     SubCheckpoint,
 )
@@ -107,7 +109,7 @@ def n03(ctx: Context) -> Outcome:
     own = DisclosureChain(random.Random(ctx.seed).randbytes(32), lab.chain_length)  # the controller's chain
     honest = _opened(lab, a.dev_id, 1)
     substitute = honest.replace(k0=own.anchor)  # hardened: the device's anchor signature is over the real K0
-    substitute = substitute.replace(sig=lab.keys.controller.sign(substitute)).encode()
+    substitute = substitute.replace(sig=lab.keys.controller.sign(substitute, lab.profile)).encode()
     victim = next(p for p in lab.controller.batch if p.dev_id == a.dev_id and p.seq == 2)
     forged = forge(lab.controller, a.dev_id, victim.leaf, dtag_key=own.key(2),
                    digest=hashlib.sha256(b"forged state").digest())
@@ -116,8 +118,17 @@ def n03(ctx: Context) -> Outcome:
     leaf, proof = lab.controller.inclusion(a.dev_id, 1, 2)
 
     def audit() -> None:
-        auditor = lab.auditor()
-        auditor.ingest_epoch_open(substitute)  # a second EPOCH_OPEN for (a, 1)
+        # The auditor is shown the substitute instead of the honest open (an auditor shown both has two signed
+        # opens for (a, 1): CKPT_FORK in either variant); everything else is the deployment's public record.
+        auditor = ColdAuditor(lab.deployment)
+        for n in (1, 2):
+            auditor.ingest_certificate(lab.cert(n))
+        auditor.ingest_epoch_open(substitute)
+        auditor.ingest_epoch_open(lab.controller.epoch_open(b.dev_id, 1))
+        for data in lab.controller.checkpoints:
+            lab.feed(auditor, data)
+        if lab.profile.hardened:
+            auditor.compare_receipts(a.receipts())
         auditor.verify_origin(leaf, disclosure, proof)
 
     return attempt(audit)
@@ -180,17 +191,19 @@ def n06(ctx: Context) -> Outcome:
                          "independent": lambda: auditor.verify_origin(leaf, disclosure, proof, in_order=False)})
 
 
-@case("N13", "S", "Controller declares 2^40 committed reports; a disclosure asks the auditor to walk 2^40 hashes",
+@case("N13", "S", "Controller declares 2^20 committed reports; a disclosure asks the auditor to walk 2^40 hashes",
       "CHAIN_FAIL", table="new", kind="defect")
 def n13(ctx: Context) -> Outcome:
+    # 2^20 is the most reports one checkpoint may add (ColdAuditor.max_checkpoint_reports); a claim beyond it is
+    # refused at the checkpoint (the outsider case O11). Here the claim is within it and the disclosed index is not.
     lab, a, _ = two_devices(ctx, k=1_000)
-    huge = 1 << 40
+    declared, huge = 1 << 20, 1 << 40
     template = lab.report(a)
     forged = forge(lab.controller, a.dev_id, template, seq=huge)
-    body = Checkpoint(lab.controller_id, 0, GENESIS, huge, hashlib.sha256(b"made-up tree").digest(),
-                      (Span(a.dev_id, 1, 1, huge, bytes(32)),), (), lab.keys.controller.alg_id,
+    body = Checkpoint(lab.controller_id, 0, GENESIS, declared, hashlib.sha256(b"made-up tree").digest(),
+                      (Span(a.dev_id, 1, 1, declared, bytes(32)),), (), lab.keys.controller.alg_id,
                       wire_format=lab.profile.wire_format)
-    auditor = lab.auditor(checkpoints=[])
+    auditor = lab.cold_auditor()
     auditor.ingest_checkpoint(lab.controller.sign(body))  # a consistent-looking first checkpoint
     disclosure = Disclosure(a.dev_id, 1, huge, random.Random(ctx.seed).randbytes(32)).encode()
     start = time.perf_counter()
@@ -212,7 +225,7 @@ def n07(ctx: Context) -> Outcome:
     req = lab.controller.open_epoch(a.dev_id, lab.now)
     opened = _opened_for(lab, a.respond(req))
     renamed = opened.replace(controller_id=b"CTRL-002")
-    renamed = renamed.replace(sig=lab.keys.controller.sign(renamed)).encode()
+    renamed = renamed.replace(sig=lab.keys.controller.sign(renamed, lab.profile)).encode()
     return attempt_each({
         "auditor, checkpoint": lambda: lab.cold_auditor().ingest_checkpoint(foreign),
         "auditor, EPOCH_OPEN": lambda: lab.auditor().ingest_epoch_open(renamed),
@@ -233,7 +246,7 @@ def n10(ctx: Context) -> Outcome:
     lab.controller.revoke(a.dev_id)
 
     def reregister_and_report() -> None:
-        lab.controller.register(ctx.keys.devices[0].cert)
+        lab.controller.register(lab.cert(1))
         lab.controller.ingest(lab.report(a))
 
     return attempt(reregister_and_report)
@@ -260,7 +273,7 @@ def n16(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx)
     reports = lab.stream([b], 4)
     sub = SubCheckpoint(a.dev_id, 1, 1, 4, merkle.root(reports))
-    sub = sub.replace(sig=ctx.keys.devices[1].sign.sign(sub)).encode()  # B's key
+    sub = sub.replace(sig=ctx.keys.devices[1].sign.sign(sub, lab.profile)).encode()  # B's key
     auditor = lab.auditor()
     senders_key = PublicKey.of(ctx.keys.devices[1].sign, owner=b.dev_id)
     return attempt_each({"verified with the sender's key": lambda: auditor.verify_sub_checkpoint(sub, senders_key,
@@ -322,7 +335,7 @@ def n12(ctx: Context) -> Outcome:
         spans = n.to_bytes(4, "big") + bytes(60 * n)
     signed = header + spans + (0xFFFF).to_bytes(2, "big") + bytes([alg])  # 65535 closes: the decoder fails last
     rogue = SigningKey.generate(lab.keys.controller.algorithm)
-    data = signed + size.to_bytes(2, "big") + rogue.signer.sign(rogue.secret, signed, context(Checkpoint))
+    data = signed + size.to_bytes(2, "big") + rogue.signer.sign(rogue.secret, signed, context(Checkpoint, lab.profile))
     start = time.perf_counter()
     out = attempt(lambda: lab.cold_auditor().ingest_checkpoint(data))
     return dataclasses.replace(out, detail=f"{out.detail} ({len(data):,} octets, "
@@ -363,7 +376,10 @@ def n15(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx, k=1_000)
     lab.stream([a, b], 2)
     opened = lab.controller.confirm(a.respond(lab.controller.open_epoch(a.dev_id, lab.now)), lab.now)
-    a.respond(_injected_req(lab, a.dev_id, a.epoch_number + 1))  # its EPOCH_CONFIRM goes nowhere
+    try:  # paper: its EPOCH_CONFIRM goes nowhere; hardened: refused unsigned, before any work
+        a.respond(injected_req(lab, a.dev_id, a.epoch_number + 1))
+    except AmortError:
+        pass
     try:
         a.accept_open(opened)
     except AmortError:
@@ -371,9 +387,12 @@ def n15(ctx: Context) -> Outcome:
     return attempt(lambda: lab.controller.ingest(lab.report(a), now=lab.now))
 
 
-def _injected_req(lab: Lab, dev_id: bytes, epoch: int) -> bytes:
-    """An EPOCH_REQ anyone can build: encapsulation to the device's public (certified) ML-KEM key."""
+def injected_req(lab: Lab, dev_id: bytes, epoch: int) -> bytes:
+    """An EPOCH_REQ anyone can build: encapsulation to the device's public (certified) ML-KEM key, in the
+    deployment's form (hardened: with a signature the injector cannot make, so it is made with another key)."""
     cert = next(k for k in lab.keys.devices if k.dev_id == dev_id)
     ciphertext, _ = get_kem("ML-KEM-768").encaps(cert.kem.public)
-    return EpochReq(lab.controller_id, dev_id, epoch, 1, ciphertext).encode()
-
+    if not lab.profile.hardened:
+        return EpochReq(lab.controller_id, dev_id, epoch, 1, ciphertext).encode()
+    body = HardenedEpochReq(lab.controller_id, dev_id, epoch, 1, ciphertext)
+    return body.replace(sig=SigningKey.generate("ML-DSA-65").sign(body, lab.profile)).encode()

@@ -111,6 +111,27 @@ class Issue27(MetricsNode):
     codes: dict[str, NewCaseCodes]
 
 
+class OutsiderGapCounts(MetricsNode):
+    total: int
+    succeed_under_paper: int
+    stopped_by_hardened: int
+
+
+class OutsiderCaseCodes(NewCaseCodes):
+    action: str
+
+
+class Outsider(MetricsNode):
+    """Issue 35's attacks written with the default public constructors: defects both variants stop, and the paper
+    design's gaps (an attack, or a denial, that succeeds under the paper's design and not under the hardened one)."""
+
+    cases_total: int
+    as_expected: int
+    defects: DefectCounts
+    gaps: OutsiderGapCounts
+    codes: dict[str, OutsiderCaseCodes]
+
+
 class HardeningCost(MetricsNode):
     paper: float
     hardened: float
@@ -142,6 +163,7 @@ class AttackMatrixMetrics(StageMetrics):
     matrix_seconds: list[float]
     variants: dict[str, VariantOutcome]
     issue27: Issue27
+    outsider: Outsider
     # what hardening costs, per metric, and the setup it was measured with (key "setup")
     hardening_cost: dict[str, HardeningCost | HardeningSetup]
     load_average: LoadAverage

@@ -17,7 +17,7 @@ from pqlab.amort.lab import CONTROLLER_ID, KeySet, Lab
 from pqlab.amort.profile import HARDENED, IMPLIED, PAPER, Profile
 
 ACCEPT = "ACCEPT"
-TABLES = ("table6", "extra", "new")  # the paper's Table VI, pqlab's extra cases, issue 27's sixteen
+TABLES = ("table6", "extra", "new", "outsider")  # Table VI, pqlab's extra cases, issue 27's and issue 35's
 KINDS = ("defect", "gap")  # issue 27: a defect against the paper's own design, or a gap in the design
 
 
@@ -57,6 +57,7 @@ class Context:
     stream_k: int = 64
     profile: Profile = field(default_factory=Profile)
     labs: list[Lab] = field(default_factory=list)
+    cleanups: list[Callable[[], object]] = field(default_factory=list)  # run after the case, e.g. closing logs
 
     @property
     def hardened(self) -> bool:
@@ -65,8 +66,8 @@ class Context:
     def lab(self, keys: KeySet | None = None, seed: int | None = None, *, controller_id: bytes = CONTROLLER_ID,
             **config: object) -> Lab:
         """A fresh world for this case with the run's variant and wire format (closed by the runner afterwards)."""
-        lab = Lab(keys or self.keys, self.seed if seed is None else seed, self.workdir,
-                  ControllerConfig(**config, profile=self.profile), controller_id=controller_id)
+        lab = Lab(keys or self.keys, self.seed if seed is None else seed, self.workdir, ControllerConfig(**config),
+                  controller_id=controller_id, profile=self.profile)
         self.labs.append(lab)
         return lab
 
@@ -131,6 +132,8 @@ def run_matrix(keys: KeySet, seed: int, *, slh_keys: KeySet | None = None, strea
             finally:
                 for lab in ctx.labs:
                     lab.close()
+                for cleanup in ctx.cleanups:
+                    cleanup()
             expected_detail = item.expected_detail.format(records=stream_records,
                                                           fsyncs=stream_records // stream_k)
             expected = item.expected_for(variant)

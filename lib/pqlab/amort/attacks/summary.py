@@ -69,7 +69,7 @@ def variant_table(runs: pd.DataFrame) -> pd.DataFrame:
         row["pass"] = bool(group["pass"].all() and all(len(set(r["observed code"])) == 1 for r in by.values()))
         rows.append(row)
     frame = pd.DataFrame(rows)
-    tables = {"table6": 0, "extra": 1, "new": 2}
+    tables = {"table6": 0, "extra": 1, "new": 2, "outsider": 3}
     order = frame["table"].map(tables).astype(str) + frame["class"].eq("P").astype(int).astype(str) + frame["case"]
     return frame.iloc[order.argsort(kind="stable")].reset_index(drop=True)[VARIANT_COLUMNS]
 
@@ -95,5 +95,17 @@ def variant_metrics(table: pd.DataFrame, seconds: dict[str, list[float]]) -> dic
         "gaps": {"total": len(gaps), "accepted_by_paper": int((gaps["paper"] == "ACCEPT").sum()),
                  "rejected_by_hardened": int((gaps["hardened"] != "ACCEPT").sum())},
         "codes": {r.case: {"paper": r.paper, "hardened": r.hardened, "kind": r.kind} for r in new.itertuples()},
+    }
+    outsider = table[table["table"] == "outsider"]
+    defects, gaps = outsider[outsider["kind"] == "defect"], outsider[outsider["kind"] == "gap"]
+    out["outsider"] = {
+        "cases_total": len(outsider), "as_expected": int(outsider["pass"].sum()),
+        "defects": {"total": len(defects),
+                    "stopped_by_paper": int((~defects["attack succeeds (paper)"].astype(bool)).sum()),
+                    "stopped_by_hardened": int((~defects["attack succeeds (hardened)"].astype(bool)).sum())},
+        "gaps": {"total": len(gaps), "succeed_under_paper": int(gaps["attack succeeds (paper)"].astype(bool).sum()),
+                 "stopped_by_hardened": int((~gaps["attack succeeds (hardened)"].astype(bool)).sum())},
+        "codes": {r["case"]: {"paper": r["paper"], "hardened": r["hardened"], "kind": r["kind"],
+                              "action": r["adversary action"]} for r in outsider.to_dict("records")},
     }
     return out

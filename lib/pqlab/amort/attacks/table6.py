@@ -95,7 +95,9 @@ def a08(ctx: Context) -> Outcome:
     return attempt(lambda: lab.controller.ingest(data))
 
 
-@case("A22", "C", "Controller state exposes chain material", "CHAIN_FAIL")
+# Hardened: the device never acknowledges the forged commitment (its subtree differs), so no signed receipt covers
+# report 3 and the auditor refuses before walking the chain (the receipt check comes first: it is the cheap one).
+@case("A22", "C", "Controller state exposes chain material", "CHAIN_FAIL", hardened="DISCLOSE_EARLY")
 def a22(ctx: Context) -> Outcome:
     lab, a, b = two_devices(ctx)
     reports = lab.stream([a, b], 3, ingest=False)
@@ -145,7 +147,7 @@ def a12(ctx: Context) -> Outcome:
     stranger = lab.device(3, register=False)
     # The stranger is enrolled with a neighbouring controller, so its report is well formed and tagged.
     neighbour = ctx.lab(seed=ctx.seed + 1).controller
-    neighbour.register(ctx.keys.devices[2].cert)
+    neighbour.register(lab.cert(3))
     lab.open_epoch(stranger, controller=neighbour)
     data = lab.report(stranger)
     neighbour.ingest(data)

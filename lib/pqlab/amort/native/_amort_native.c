@@ -171,7 +171,7 @@ static PyObject *Controller_register_epoch(ControllerObject *self, PyObject *arg
         !uint_arg(policy_o, 16, "policy_id", AMORT_E_ARGUMENT, &policy_id) ||
         !uint_arg(not_before_o, 64, "not_before", AMORT_E_ARGUMENT, &not_before))
         return NULL;
-    s = amort_controller_register_epoch_at(self->ctl, dev_id, (uint32_t)epoch, k_evid, (uint8_t)tag_len, expiry,
+    s = amort_controller_register_epoch(self->ctl, dev_id, (uint32_t)epoch, k_evid, (uint8_t)tag_len, expiry,
                                            (uint16_t)policy_id, not_before);
     OPENSSL_cleanse(k_evid, sizeof k_evid);
     if (s != AMORT_OK) {
@@ -243,7 +243,7 @@ static PyObject *ingest_framed(ControllerObject *self, PyObject *batch, amort_ve
         return raise_status(s, field, "frame breaks off inside the buffer");
     }
     if (s == AMORT_E_LIMIT) return raise_status(s, "batch", "more than 1024 reports in one batch");
-    if (s != AMORT_OK) return raise_status(s, "batch", NULL);
+    if (s != AMORT_OK) return raise_status(s, s == AMORT_E_CLOCK ? "now" : "batch", NULL);
     return verdict_result(verdicts, count);
 }
 
@@ -285,7 +285,7 @@ static PyObject *ingest_sequence(ControllerObject *self, PyObject *batch, amort_
     s = amort_controller_ingest(self->ctl, ptrs, lens, n, verdicts);
     Py_END_ALLOW_THREADS
     self->busy = 0;
-    if (s != AMORT_OK) raise_status(s, "batch", NULL);
+    if (s != AMORT_OK) raise_status(s, s == AMORT_E_CLOCK ? "now" : "batch", NULL);
     else result = verdict_result(verdicts, n);
 done:
     for (size_t i = 0; i < held; i++) Py_XDECREF(owned[i]);
@@ -296,7 +296,7 @@ done:
     return result;
 }
 
-/* ingest(batch, now): now is None (no clock) or the controller's time in ms. */
+/* ingest(batch, now): now is the controller's time in ms; None (no clock) refuses the batch (E_CLOCK). */
 static PyObject *Controller_ingest(ControllerObject *self, PyObject *args) {
     amort_verdict verdicts[AMORT_BATCH_MAX];
     PyObject *batch, *now_o;
@@ -318,7 +318,6 @@ static PyObject *Controller_checkpoint_body(ControllerObject *self, PyObject *un
     if (!controller_free_to_use(self)) return NULL;
     s = amort_controller_checkpoint_body(self->ctl, &body, &len);
     if (s == AMORT_E_STATE) return raise_status(s, "checkpoint_body", "a checkpoint body is awaiting commit");
-    if (s == AMORT_E_LIMIT) return raise_status(s, "closes", "more than 65535 epoch closes in one checkpoint");
     if (s != AMORT_OK) return raise_status(s, "checkpoint_body", NULL);
     return PyBytes_FromStringAndSize((const char *)body, (Py_ssize_t)len);
 }

@@ -53,12 +53,14 @@ const char *amort_status_name(amort_status status) {
     case AMORT_BAD_VERSION: return "BAD_VERSION";
     case AMORT_ERR_EVIDENCE_INCOMPLETE: return "ERR_EVIDENCE_INCOMPLETE";
     case AMORT_ERR_RESTART_RATE: return "ERR_RESTART_RATE";
+    case AMORT_PROFILE_MISMATCH: return "PROFILE_MISMATCH";
     case AMORT_E_ARGUMENT: return "E_ARGUMENT";
     case AMORT_E_STATE: return "E_STATE";
     case AMORT_E_LIMIT: return "E_LIMIT";
     case AMORT_E_FRAME: return "E_FRAME";
     case AMORT_E_NOMEM: return "E_NOMEM";
     case AMORT_E_CRYPTO: return "E_CRYPTO";
+    case AMORT_E_CLOCK: return "E_CLOCK";
     }
     return "UNKNOWN";
 }
@@ -85,12 +87,14 @@ const char *amort_strerror(amort_status status) {
     case AMORT_BAD_VERSION: return "unknown version";
     case AMORT_ERR_EVIDENCE_INCOMPLETE: return "an epoch closed with uncommitted evidence";
     case AMORT_ERR_RESTART_RATE: return "too many epoch opens in the restart window";
+    case AMORT_PROFILE_MISMATCH: return "evidence of another deployment profile";
     case AMORT_E_ARGUMENT: return "argument out of range";
     case AMORT_E_STATE: return "call out of order";
     case AMORT_E_LIMIT: return "larger than the format or the API allows";
     case AMORT_E_FRAME: return "batch buffer breaks off inside a frame";
     case AMORT_E_NOMEM: return "out of memory";
     case AMORT_E_CRYPTO: return "libcrypto call failed";
+    case AMORT_E_CLOCK: return "no clock: the controller cannot judge freshness and accepts nothing";
     }
     return "unknown status";
 }
@@ -256,7 +260,7 @@ static int tag_section_ok(size_t n) { return one_tag(n) || n == 24 || n == 32; }
 
 void amort_options_default(amort_options *o) {
     o->wire_format = AMORT_WIRE_IMPLIED;
-    o->variant = AMORT_VARIANT_PAPER;
+    o->variant = AMORT_VARIANT_HARDENED;
     o->max_report_age = AMORT_DEFAULT_MAX_REPORT_AGE;
 }
 
@@ -568,17 +572,11 @@ void amort_controller_free(amort_controller *ctl) {
     free(ctl);
 }
 
+/* Controller.install_epoch (after the fast path's enrolment of an unknown device). */
 amort_status amort_controller_register_epoch(amort_controller *ctl, const uint8_t dev_id[AMORT_ID_OCTETS],
                                              uint32_t epoch, const uint8_t k_evid[AMORT_KEY_OCTETS],
-                                             uint8_t tag_len, uint64_t expiry, uint16_t policy_id) {
-    return amort_controller_register_epoch_at(ctl, dev_id, epoch, k_evid, tag_len, expiry, policy_id, 0);
-}
-
-/* Controller.install_epoch (after the fast path's enrolment of an unknown device). */
-amort_status amort_controller_register_epoch_at(amort_controller *ctl, const uint8_t dev_id[AMORT_ID_OCTETS],
-                                                uint32_t epoch, const uint8_t k_evid[AMORT_KEY_OCTETS],
-                                                uint8_t tag_len, uint64_t expiry, uint16_t policy_id,
-                                                uint64_t not_before) {
+                                             uint8_t tag_len, uint64_t expiry, uint16_t policy_id,
+                                             uint64_t not_before) {
     dev_slot *slot;
     uint32_t d;
     if (!tag_len_ok(tag_len)) return AMORT_TAGLEN_DOWNGRADE;
@@ -666,7 +664,7 @@ static amort_status ingest_one(amort_controller *ctl, const uint8_t *p, size_t n
     if (slot->last_seen == UINT64_MAX || r.seq != slot->last_seen + 1) VERDICT(v, AMORT_SEQ_GAP, AMORT_F_RECORD_SEQ);
     /* Controller._check_time: monotonic from the epoch's opening on, and no older than max_report_age */
     if (r.timestamp < slot->not_before || r.timestamp < slot->last_timestamp ||
-        (ctl->has_now && ctl->now > r.timestamp && ctl->now - r.timestamp > ctl->options.max_report_age))
+        (ctl->now > r.timestamp && ctl->now - r.timestamp > ctl->options.max_report_age))
         VERDICT(v, AMORT_EPOCH_STALE, AMORT_F_RECORD_TIMESTAMP);
     if (!reserve((void **)&ctl->pend, &ctl->cap_pend, ctl->npend + 1, sizeof *ctl->pend)) return AMORT_E_NOMEM;
     item = &ctl->pend[ctl->npend];
@@ -683,6 +681,7 @@ static amort_status ingest_one(amort_controller *ctl, const uint8_t *p, size_t n
 
 amort_status amort_controller_ingest(amort_controller *ctl, const uint8_t *const *reports, const size_t *lens,
                                      size_t count, amort_verdict *verdicts) {
+    if (!ctl->has_now) return AMORT_E_CLOCK;
     if (count > AMORT_BATCH_MAX) return AMORT_E_LIMIT;
     for (size_t i = 0; i < count; i++) {
         amort_status s = ingest_one(ctl, reports[i], reports[i] ? lens[i] : 0, &verdicts[i]);
@@ -696,6 +695,7 @@ amort_status amort_controller_ingest_framed(amort_controller *ctl, const uint8_t
     size_t pos = 0, n = 0;
     *count = 0;
     *bad_offset = 0;
+    if (!ctl->has_now) return AMORT_E_CLOCK;
     while (pos < len) { /* the whole framing first (fastpath.unframe), so a broken buffer changes nothing */
         size_t k;
         if (len - pos < 2) {
@@ -836,13 +836,13 @@ static size_t body_size(int implied, size_t spans, size_t exceptions, size_t clo
  * expected) can leave the controller half-way; it is then unusable. */
 amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8_t **body, size_t *len) {
     size_t ntouched = 0, most = 1, size, pos = 0, nexc = 0;
+    size_t ntake = ctl->ncloses > AMORT_CLOSES_MAX ? AMORT_CLOSES_MAX : ctl->ncloses; /* the rest wait */
     int implied = ctl->options.wire_format == AMORT_WIRE_IMPLIED;
     uint32_t base = 0;
     uint8_t root[AMORT_HASH_OCTETS];
     *body = NULL;
     *len = 0;
     if (ctl->awaiting) return AMORT_E_STATE;
-    if (ctl->ncloses > AMORT_CLOSES_MAX) return AMORT_E_LIMIT;
     if (ctl->npend > UINT64_MAX - ctl->tree_size || ctl->committed == UINT64_MAX) return AMORT_E_LIMIT;
     if (!reserve((void **)&ctl->touched, &ctl->cap_touched, ctl->npend + 1, sizeof *ctl->touched))
         return AMORT_E_NOMEM;
@@ -874,7 +874,7 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
         if (t == 0) base = epoch;
         else if (epoch != base) nexc++;
     }
-    size = body_size(implied, ntouched, nexc, ctl->ncloses);
+    size = body_size(implied, ntouched, nexc, ntake);
     if (size == 0 || ntouched > UINT32_MAX) {
         ungroup(ctl, ntouched);
         return AMORT_E_LIMIT;
@@ -937,9 +937,9 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
         }
     }
     /* EPOCH_CLOSE entries */
-    put_be(ctl->body + pos, ctl->ncloses, 2);
+    put_be(ctl->body + pos, ntake, 2);
     pos += 2;
-    for (size_t i = 0; i < ctl->ncloses; i++) {
+    for (size_t i = 0; i < ntake; i++) {
         const close_item *cl = &ctl->closes[i];
         memcpy(ctl->body + pos, ctl->devs[cl->dev].dev_id, AMORT_ID_OCTETS);
         put_be(ctl->body + pos + 8, cl->epoch, 4);
@@ -951,7 +951,8 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
     ctl->body_len = pos;
     ungroup(ctl, ntouched);
     ctl->npend = 0;
-    ctl->ncloses = 0;
+    memmove(ctl->closes, ctl->closes + ntake, (ctl->ncloses - ntake) * sizeof *ctl->closes);
+    ctl->ncloses -= ntake;
     ctl->awaiting = 1;
     *body = ctl->body;
     *len = ctl->body_len;

@@ -35,18 +35,19 @@ enum { AMORT_VARIANT_PAPER = 0, AMORT_VARIANT_HARDENED = 1 }; /* hardened: the e
 
 typedef struct amort_options {
     uint8_t wire_format;     /* AMORT_WIRE_IMPLIED (default) or AMORT_WIRE_EXPLICIT */
-    uint8_t variant;         /* AMORT_VARIANT_PAPER (default) or AMORT_VARIANT_HARDENED */
-    uint64_t max_report_age; /* ms: with a clock set, an older report is EPOCH_STALE (controller only) */
+    uint8_t variant;         /* AMORT_VARIANT_HARDENED (default) or AMORT_VARIANT_PAPER */
+    uint64_t max_report_age; /* ms: an older report is EPOCH_STALE (controller only) */
 } amort_options;
 
-/* The defaults: implied wire format, paper variant, AMORT_DEFAULT_MAX_REPORT_AGE. */
+/* The defaults (the secure ones, as pqlab.amort.profile.SECURE): implied wire format, hardened variant,
+ * AMORT_DEFAULT_MAX_REPORT_AGE. */
 void amort_options_default(amort_options *options);
 #define AMORT_BATCH_MAX 1024          /* reports per ingest call (pqlab.amort.fastpath.MAX_BATCH) */
 #define AMORT_CHAIN_MAX (1u << 24)    /* disclosure keys per epoch */
 #define AMORT_SIGNATURE_MAX 0xFFFFu   /* the checkpoint's 2-octet signature length */
-#define AMORT_CLOSES_MAX 0xFFFFu      /* the checkpoint's 2-octet close-entry count */
+#define AMORT_CLOSES_MAX 0xFFFFu      /* close entries per checkpoint (its 2-octet count); more wait for the next */
 
-/* Status codes. 1..19 are the protocol codes, in the order of pqlab.amort.errors.Code; the CPython
+/* Status codes. 1..20 are the protocol codes, in the order of pqlab.amort.errors.Code; the CPython
  * binding maps each to the AmortError of the same name. The rest are not verdicts on a report. */
 typedef enum amort_status {
     AMORT_OK = 0,
@@ -69,13 +70,15 @@ typedef enum amort_status {
     AMORT_BAD_VERSION = 17,
     AMORT_ERR_EVIDENCE_INCOMPLETE = 18,
     AMORT_ERR_RESTART_RATE = 19,
-    AMORT_PROTOCOL_CODES = 19,
+    AMORT_PROFILE_MISMATCH = 20, /* never from this core (it reads no profile octet); named for the table */
+    AMORT_PROTOCOL_CODES = 20,
     AMORT_E_ARGUMENT = 32, /* an argument out of range (names its field) */
     AMORT_E_STATE = 33,    /* a call out of order (second body before commit, commit without body) */
     AMORT_E_LIMIT = 34,    /* a batch, chain or checkpoint larger than the format or API allows */
     AMORT_E_FRAME = 35,    /* a framed batch buffer breaks off inside a frame */
     AMORT_E_NOMEM = 36,
-    AMORT_E_CRYPTO = 37    /* libcrypto refused (never expected) */
+    AMORT_E_CRYPTO = 37,   /* libcrypto refused (never expected) */
+    AMORT_E_CLOCK = 38     /* ingest without a clock: freshness cannot be judged, nothing is accepted */
 } amort_status;
 
 /* The status's name ("MAC_FAIL", ..., "E_ARGUMENT") and a one-line description; never NULL. */
@@ -183,24 +186,22 @@ void amort_controller_free(amort_controller *ctl);
 
 /* Install epoch as the device's current one under k_evid (enrolling an unknown device), keying its MAC
  * context once; a previous epoch is closed (its pending reports dropped, an EPOCH_CLOSE queued).
- * not_before is the epoch's open time (a record stamped earlier is EPOCH_STALE); _register_epoch uses 0.
+ * not_before is the epoch's open time (a record stamped earlier is EPOCH_STALE).
  * AMORT_REVOKED, AMORT_EPOCH_STALE (epoch not above the current), AMORT_TAGLEN_DOWNGRADE, AMORT_E_ARGUMENT. */
 amort_status amort_controller_register_epoch(amort_controller *ctl, const uint8_t dev_id[AMORT_ID_OCTETS],
                                              uint32_t epoch, const uint8_t k_evid[AMORT_KEY_OCTETS],
-                                             uint8_t tag_len, uint64_t expiry, uint16_t policy_id);
-amort_status amort_controller_register_epoch_at(amort_controller *ctl, const uint8_t dev_id[AMORT_ID_OCTETS],
-                                                uint32_t epoch, const uint8_t k_evid[AMORT_KEY_OCTETS],
-                                                uint8_t tag_len, uint64_t expiry, uint16_t policy_id,
-                                                uint64_t not_before);
+                                             uint8_t tag_len, uint64_t expiry, uint16_t policy_id,
+                                             uint64_t not_before);
 /* The controller's clock for the following ingests (ms, the timestamps' clock): with has_now, a report
- * older than max_report_age is EPOCH_STALE; without (the initial state), age is not checked. */
+ * older than max_report_age is EPOCH_STALE; without (the initial state), ingest refuses every batch with
+ * AMORT_E_CLOCK — a report is never accepted with its freshness unchecked. */
 void amort_controller_set_clock(amort_controller *ctl, int has_now, uint64_t now);
 /* AMORT_DEVICE_UNKNOWN or AMORT_REVOKED (already revoked), as Controller.revoke. */
 amort_status amort_controller_revoke(amort_controller *ctl, const uint8_t dev_id[AMORT_ID_OCTETS]);
 
 /* Check count reports (reports[i] of lens[i] octets; reports[i] == NULL: not an octet string) in order,
- * writing one verdict each. Returns AMORT_OK unless the batch itself is refused (AMORT_E_LIMIT above
- * AMORT_BATCH_MAX, AMORT_E_NOMEM, AMORT_E_CRYPTO). */
+ * writing one verdict each. Returns AMORT_OK unless the batch itself is refused (AMORT_E_CLOCK without a
+ * clock, AMORT_E_LIMIT above AMORT_BATCH_MAX, AMORT_E_NOMEM, AMORT_E_CRYPTO). */
 amort_status amort_controller_ingest(amort_controller *ctl, const uint8_t *const *reports, const size_t *lens,
                                      size_t count, amort_verdict *verdicts);
 /* The same over one buffer of reports, each behind a 2-octet big-endian length. The framing is checked
@@ -208,9 +209,10 @@ amort_status amort_controller_ingest(amort_controller *ctl, const uint8_t *const
 amort_status amort_controller_ingest_framed(amort_controller *ctl, const uint8_t *buffer, size_t len,
                                             amort_verdict *verdicts, size_t *count, size_t *bad_offset);
 
-/* Append the pending reports to the tree and build the to-be-signed checkpoint (Checkpoint.tbs()).
- * *body stays valid until the next commit. AMORT_E_STATE if a body awaits commit, AMORT_E_LIMIT over
- * 65535 closes, a tree or index at 2^64, or a body larger than size_t. */
+/* Append the pending reports to the tree and build the to-be-signed checkpoint (Checkpoint.tbs()) with up to
+ * AMORT_CLOSES_MAX of the queued closes (the rest stay queued for the next body, oldest first).
+ * *body stays valid until the next commit. AMORT_E_STATE if a body awaits commit, AMORT_E_LIMIT for a tree
+ * or index at 2^64 or a body larger than size_t (checked before anything changes). */
 amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8_t **body, size_t *len);
 /* Attach the signature: *signed_out = body || len(2) || signature (valid until the next body); chains
  * prev_hash = SHA-256("AMORT.LINK" || body) — the signature is not linked, so a re-signed body is the same

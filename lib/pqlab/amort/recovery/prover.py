@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.device import Device
 from pqlab.amort.errors import AmortError
 from pqlab.amort.identity import PublicKey
+from pqlab.amort.profile import Profile
 from pqlab.amort.recovery import wire
 from pqlab.amort.recovery.reservation import FreshEpoch, Reserver, TpmReserver
 from pqlab.amort.recovery.state import ARMS, ProverState, read_state
@@ -37,24 +39,33 @@ KEM_BACKEND = "openssl"  # the provisioned ML-KEM key travels as its FIPS 203 se
 
 @dataclass(frozen=True)
 class Identity:
-    """The prover's provisioned, read-only material ("flash"): identity, ML-KEM seed, controller public key."""
+    """The prover's provisioned, read-only material ("flash"): identity, ML-KEM seed, and its deployment — the
+    controller's identifier and public key and the profile octet (pqlab.amort.profile.Profile.octet)."""
 
     dev_id: bytes
     kem_seed: bytes
+    controller_id: bytes
     controller_algorithm: str
     controller_public: bytes
+    profile: int
     chain_length: int
 
     def to_json(self) -> str:
         return json.dumps({"dev_id": self.dev_id.hex(), "kem_seed": self.kem_seed.hex(),
-                           "controller_algorithm": self.controller_algorithm,
-                           "controller_public": self.controller_public.hex(), "chain_length": self.chain_length})
+                           "controller_id": self.controller_id.hex(), "controller_algorithm": self.controller_algorithm,
+                           "controller_public": self.controller_public.hex(), "profile": self.profile,
+                           "chain_length": self.chain_length})
 
     @classmethod
     def from_json(cls, text: str) -> Identity:
         d = json.loads(text)
-        return cls(bytes.fromhex(d["dev_id"]), bytes.fromhex(d["kem_seed"]), d["controller_algorithm"],
-                   bytes.fromhex(d["controller_public"]), int(d["chain_length"]))
+        return cls(bytes.fromhex(d["dev_id"]), bytes.fromhex(d["kem_seed"]), bytes.fromhex(d["controller_id"]),
+                   d["controller_algorithm"], bytes.fromhex(d["controller_public"]), int(d["profile"]),
+                   int(d["chain_length"]))
+
+    def deployment(self) -> Deployment:
+        return Deployment(self.controller_id, PublicKey(self.controller_algorithm, self.controller_public),
+                          profile=Profile.from_octet(self.profile))
 
     def kem_keypair(self) -> KeyPair:
         from cryptography.hazmat.primitives.asymmetric import mlkem
@@ -87,8 +98,7 @@ class Prover:
         self.hits: dict[str, int] = {}
         self.identity = Identity.from_json((directory / IDENTITY_FILE).read_text())
         self.rng = random.Random(f"prover:{seed}")
-        self.device = Device(self.identity.dev_id, self.identity.kem_keypair(),
-                             PublicKey(self.identity.controller_algorithm, self.identity.controller_public),
+        self.device = Device(self.identity.deployment(), self.identity.dev_id, self.identity.kem_keypair(),
                              self.rng.randbytes, chain_length=self.identity.chain_length, kem_backend=KEM_BACKEND)
         path = directory / STATE_FILE
         self.counter = None
@@ -118,7 +128,8 @@ class Prover:
         kem.decaps(pair.secret, kem.encaps(pair.public)[0])
         kdf.epoch_keys(bytes(32), bytes(32), self.identity.dev_id, 1)
         try:
-            self.device.controller.verify(EpochClose(self.identity.dev_id, 0, 0, 0), b"\0", "warm-up")
+            self.device.controller.verify(EpochClose(self.identity.dev_id, 0, 0, 0), b"\0", "warm-up",
+                                          self.device.profile)
         except AmortError:
             pass
         if self.arm == "tpm":

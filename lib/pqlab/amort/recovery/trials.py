@@ -22,13 +22,15 @@ import pandas as pd
 
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import ControllerConfig
+from pqlab.amort.deployment import Deployment
 from pqlab.amort.device import EpochSecrets
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.identity import CertificateAuthority, PublicKey, SigningKey
+from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.amort.recovery.cases import ARMS, CRASH_CASES, SCENARIOS
 from pqlab.amort.recovery.config import RecoveryParams
-from pqlab.amort.recovery.driver import Link, ProverProcess
+from pqlab.amort.recovery.driver import Link, ProverProcess, clock_ms
 from pqlab.amort.recovery.prover import IDENTITY_FILE, STATE_FILE, Identity
 from pqlab.amort.recovery.reservation import Reserver, TpmReserver
 from pqlab.amort.recovery.resume import RecoveryController
@@ -59,13 +61,18 @@ class World:
     cert: bytes
     counters: list[int] = field(default_factory=list)
 
+    @property
+    def deployment(self) -> Deployment:
+        """The recovery study's deployment: the paper's design (§V-H measures it)."""
+        return Deployment(CONTROLLER_ID, PublicKey.of(self.controller_key), self.ca.public, PAPER_PROFILE)
+
     @classmethod
     def create(cls, config: RecoveryParams, workdir: Path, tcti: str | None) -> World:
         from cryptography.hazmat.primitives.asymmetric import mlkem
 
         ca = CertificateAuthority(SigningKey.generate("ML-DSA-65"))
         kem = mlkem.MLKEM768PrivateKey.generate()
-        cert = ca.issue(DEV_ID, kem.public_key().public_bytes_raw())
+        cert = ca.issue(DEV_ID, kem.public_key().public_bytes_raw(), profile=PAPER_PROFILE)
         workdir.mkdir(parents=True, exist_ok=True)
         return cls(config, workdir, tcti, ca, SigningKey.generate(config.checkpoint_signer), kem.private_bytes_raw(),
                    cert)
@@ -73,8 +80,8 @@ class World:
     def controller(self, trial_dir: Path, k: int | None = None) -> RecoveryController:
         cfg = ControllerConfig(k=k or self.config.k, max_restarts=self.config.max_restarts,
                                restart_window=self.config.restart_window_ms, epoch_lifetime=86_400_000)
-        ctrl = RecoveryController(CONTROLLER_ID, self.controller_key, self.ca.public,
-                                  DurableLog(trial_dir / "checkpoints.log"), cfg)
+        ctrl = RecoveryController(self.deployment, self.controller_key, DurableLog(trial_dir / "checkpoints.log"),
+                                  cfg, clock=clock_ms)
         ctrl.register(self.cert)
         return ctrl
 
@@ -82,8 +89,8 @@ class World:
         """A prover directory holding only the provisioned identity (no state yet)."""
         pdir = trial_dir / "prover"
         pdir.mkdir(parents=True)
-        identity = Identity(DEV_ID, self.kem_seed, self.controller_key.algorithm, self.controller_key.public,
-                            chain_length)
+        identity = Identity(DEV_ID, self.kem_seed, CONTROLLER_ID, self.controller_key.algorithm,
+                            self.controller_key.public, PAPER_PROFILE.octet, chain_length)
         (pdir / IDENTITY_FILE).write_text(identity.to_json())
         return pdir
 
@@ -117,7 +124,10 @@ def _replace_file(path: Path, data: bytes) -> None:
 
 def _audit(world: World, ctrl: RecoveryController) -> tuple[dict[int, tuple[int, int, bool]], Counter_]:
     """Feed every checkpoint to a cold auditor; per closed epoch: (last_committed, last_seen, flagged)."""
-    auditor = ColdAuditor(PublicKey.of(world.controller_key), profile=ctrl.profile)
+    auditor = ColdAuditor(world.deployment)
+    auditor.ingest_certificate(world.cert)
+    for epoch in ctrl.opened_epochs(DEV_ID):
+        auditor.ingest_epoch_open(ctrl.epoch_open(DEV_ID, epoch))
     closes: dict[int, tuple[int, int, bool]] = {}
     errors: Counter_ = {}
     for data in ctrl.checkpoints:

@@ -20,9 +20,13 @@ pq_evidence *pq_evidence_new(const pq_evidence_config *cfg) {
     pq_evidence *ev = calloc(1, sizeof *ev);
     if (!ev) return NULL;
     ev->cfg = *cfg;
-    /* walks the disclosure chain once here, before the first release, never inside a cycle */
-    if (amort_device_new(&ev->device, cfg->dev_id, cfg->epoch, cfg->k_evid, cfg->chain_seed, cfg->tag_len,
-                         cfg->policy_id, cfg->chain_length) != AMORT_OK) {
+    /* walks the disclosure chain once here, before the first release, never inside a cycle; the paper's design
+     * (Fig. 6 times the paper's evidence path: the evidence tag over the record alone) */
+    amort_options paper;
+    amort_options_default(&paper);
+    paper.variant = AMORT_VARIANT_PAPER;
+    if (amort_device_new_ex(&ev->device, cfg->dev_id, cfg->epoch, cfg->k_evid, cfg->chain_seed, cfg->tag_len,
+                            cfg->policy_id, cfg->chain_length, &paper, 1) != AMORT_OK) {
         free(ev);
         return NULL;
     }
