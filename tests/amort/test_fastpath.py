@@ -168,3 +168,27 @@ def test_native_fallback_is_loud(monkeypatch, tmp_path) -> None:
     assert any(issubclass(w.category, RuntimeWarning) for w in caught)
     with pytest.raises(FastpathError):
         open_controller("native", Deployment(b"CTRL-001"))
+
+
+@needs_native
+def test_closes_beyond_one_checkpoint_wait_for_the_next_on_both_paths() -> None:
+    """Issue 35 O10: 65,537 epoch closes at once go out 65,535 in the first body and 2 in the next, byte-identical
+    bodies and states on both paths; before, the limit raised after the leaves were appended and stuck the chain."""
+    deployment = Deployment(b"CTRL-001")
+    ids = [b"C" + i.to_bytes(7, "big") for i in range(0xFFFF + 2)]
+    out = {}
+    for path in PATHS:
+        ctl = open_controller(path, deployment, clock=lambda: 10)
+        for epoch in (1, 2):
+            for dev_id in ids:
+                ctl.register_epoch(dev_id, epoch, bytes(32), not_before=0)
+        ctl.register_epoch(ids[0], 3, bytes(32), not_before=0)  # one more close, queued after the first 65,537
+        bodies = []
+        for _ in range(3):
+            bodies.append(ctl.checkpoint_body())
+            ctl.commit(bytes(64))
+        state = ctl.state()
+        out[path] = (bodies, {k: v for k, v in state.items() if k != "devices"})
+    assert out["reference"] == out["native"]
+    counts = [len(Checkpoint.decode(b + b"\x00\x00").closes) for b in out["reference"][0]]
+    assert counts == [0xFFFF, 3, 0] and out["reference"][1]["closes"] == []
