@@ -41,7 +41,7 @@ def test_smoke_run_writes_tables_figure_and_metrics(smoke):
     assert metrics["variants"]["paper"]["attacks_succeeded"] == ["N03", "N04", "N05", "O05", "O11"]
     assert metrics["variants"]["hardened"]["attacks_succeeded"] == []
     assert metrics["issue27"]["defects"] == {"total": 13, "stopped_by_paper": 13, "stopped_by_hardened": 13}
-    assert metrics["issue27"]["gaps"] == {"total": 3, "accepted_by_paper": 3, "rejected_by_hardened": 3}
+    assert metrics["issue27"]["gaps"] == {"total": 3, "succeed_under_paper": 3, "stopped_by_hardened": 3}
     assert metrics["outsider"]["defects"] == {"total": 14, "stopped_by_paper": 14, "stopped_by_hardened": 14}
     assert metrics["outsider"]["gaps"] == {"total": 2, "succeed_under_paper": 2, "stopped_by_hardened": 2}
     # what hardening costs, both variants from one run, with the load average

@@ -58,8 +58,8 @@ def security_section(tree: MetricsTree) -> list[str]:
              f"model against the paper's own text, now stopped by both variants "
              f"({found['defects']['stopped_by_paper']} and {found['defects']['stopped_by_hardened']}); "
              f"{found['gaps']['total']} are gaps in the paper's design, accepted by it "
-             f"({found['gaps']['accepted_by_paper']}) and rejected by the hardened variant "
-             f"({found['gaps']['rejected_by_hardened']}). {found['as_expected']} of {found['cases_total']} cases "
+             f"({found['gaps']['succeed_under_paper']}) and rejected by the hardened variant "
+             f"({found['gaps']['stopped_by_hardened']}). {found['as_expected']} of {found['cases_total']} cases "
              "end as expected.", "",
              "| case | kind | the paper's design | hardened |", "|---|---|---|---|"]
     for case, codes in sorted(found["codes"].items()):

@@ -90,9 +90,11 @@ class DefectCounts(MetricsNode):
 
 
 class GapCounts(MetricsNode):
+    """Attacks (or denials) that succeed under the paper's design, and how many the hardened variant stops."""
+
     total: int
-    accepted_by_paper: int
-    rejected_by_hardened: int
+    succeed_under_paper: int
+    stopped_by_hardened: int
 
 
 class NewCaseCodes(MetricsNode):
@@ -111,12 +113,6 @@ class Issue27(MetricsNode):
     codes: dict[str, NewCaseCodes]
 
 
-class OutsiderGapCounts(MetricsNode):
-    total: int
-    succeed_under_paper: int
-    stopped_by_hardened: int
-
-
 class OutsiderCaseCodes(NewCaseCodes):
     action: str
 
@@ -128,7 +124,7 @@ class Outsider(MetricsNode):
     cases_total: int
     as_expected: int
     defects: DefectCounts
-    gaps: OutsiderGapCounts
+    gaps: GapCounts
     codes: dict[str, OutsiderCaseCodes]
 
 

@@ -74,9 +74,26 @@ def variant_table(runs: pd.DataFrame) -> pd.DataFrame:
     return frame.iloc[order.argsort(kind="stable")].reset_index(drop=True)[VARIANT_COLUMNS]
 
 
+def _set_counts(cases: pd.DataFrame) -> dict:
+    """A case set's counts: defects each variant stops, gaps (attacks or denials that succeed under the paper's design
+    only) and every case's codes."""
+    defects, gaps = cases[cases["kind"] == "defect"], cases[cases["kind"] == "gap"]
+    return {
+        "cases_total": len(cases), "as_expected": int(cases["pass"].sum()),
+        "defects": {"total": len(defects),
+                    "stopped_by_paper": int((~defects["attack succeeds (paper)"].astype(bool)).sum()),
+                    "stopped_by_hardened": int((~defects["attack succeeds (hardened)"].astype(bool)).sum())},
+        "gaps": {"total": len(gaps), "succeed_under_paper": int(gaps["attack succeeds (paper)"].astype(bool).sum()),
+                 "stopped_by_hardened": int((~gaps["attack succeeds (hardened)"].astype(bool)).sum())},
+        "codes": {r["case"]: {"paper": r["paper"], "hardened": r["hardened"], "kind": r["kind"]}
+                  for r in cases.to_dict("records")},
+    }
+
+
 def variant_metrics(table: pd.DataFrame, seconds: dict[str, list[float]]) -> dict:
-    """Per variant: cases as expected and the attacks that succeed; issue 27's sixteen: defects stopped by both
-    variants, gaps accepted by paper and rejected by hardened, and every code."""
+    """Per variant: cases as expected and the attacks that succeed; issue 27's sixteen and issue 35's outsider cases:
+    defects stopped by both variants, gaps that succeed under the paper's design and not the hardened one, and every
+    code."""
     attacks = table[table["class"] != "P"]
     out: dict = {"variants": {}}
     for variant in ("paper", "hardened"):
@@ -85,27 +102,9 @@ def variant_metrics(table: pd.DataFrame, seconds: dict[str, list[float]]) -> dic
             "cases_total": len(table), "as_expected": int((table[variant] == table[f"expected {variant}"]).sum()),
             "attacks_total": len(attacks), "attacks_succeeded": list(succeeded["case"]),
             "matrix_seconds_max": max(seconds[variant]) if seconds.get(variant) else None}
-    new = table[table["table"] == "new"]
-    defects, gaps = new[new["kind"] == "defect"], new[new["kind"] == "gap"]
-    out["issue27"] = {
-        "cases_total": len(new), "as_expected": int(new["pass"].sum()),
-        "defects": {"total": len(defects),
-                    "stopped_by_paper": int((~defects["attack succeeds (paper)"].astype(bool)).sum()),
-                    "stopped_by_hardened": int((~defects["attack succeeds (hardened)"].astype(bool)).sum())},
-        "gaps": {"total": len(gaps), "accepted_by_paper": int((gaps["paper"] == "ACCEPT").sum()),
-                 "rejected_by_hardened": int((gaps["hardened"] != "ACCEPT").sum())},
-        "codes": {r.case: {"paper": r.paper, "hardened": r.hardened, "kind": r.kind} for r in new.itertuples()},
-    }
-    outsider = table[table["table"] == "outsider"]
-    defects, gaps = outsider[outsider["kind"] == "defect"], outsider[outsider["kind"] == "gap"]
-    out["outsider"] = {
-        "cases_total": len(outsider), "as_expected": int(outsider["pass"].sum()),
-        "defects": {"total": len(defects),
-                    "stopped_by_paper": int((~defects["attack succeeds (paper)"].astype(bool)).sum()),
-                    "stopped_by_hardened": int((~defects["attack succeeds (hardened)"].astype(bool)).sum())},
-        "gaps": {"total": len(gaps), "succeed_under_paper": int(gaps["attack succeeds (paper)"].astype(bool).sum()),
-                 "stopped_by_hardened": int((~gaps["attack succeeds (hardened)"].astype(bool)).sum())},
-        "codes": {r["case"]: {"paper": r["paper"], "hardened": r["hardened"], "kind": r["kind"],
-                              "action": r["adversary action"]} for r in outsider.to_dict("records")},
-    }
+    new, outsider = table[table["table"] == "new"], table[table["table"] == "outsider"]
+    out["issue27"] = _set_counts(new)
+    out["outsider"] = _set_counts(outsider)
+    for row in outsider.to_dict("records"):
+        out["outsider"]["codes"][row["case"]]["action"] = row["adversary action"]
     return out

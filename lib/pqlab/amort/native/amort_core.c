@@ -951,7 +951,8 @@ amort_status amort_controller_checkpoint_body(amort_controller *ctl, const uint8
     ctl->body_len = pos;
     ungroup(ctl, ntouched);
     ctl->npend = 0;
-    memmove(ctl->closes, ctl->closes + ntake, (ctl->ncloses - ntake) * sizeof *ctl->closes);
+    if (ctl->ncloses > ntake) /* the closes beyond this body move to the front, for the next one */
+        memmove(ctl->closes, ctl->closes + ntake, (ctl->ncloses - ntake) * sizeof *ctl->closes);
     ctl->ncloses -= ntake;
     ctl->awaiting = 1;
     *body = ctl->body;
