@@ -155,9 +155,10 @@ def _world(batches: int, seed: int, profile: Profile, result: FuzzResult, state_
         else:
             items = honest_batch(rng.choice((0, 1, 2, 3, 4, 6, 12)))
             batch = frame(items) if rng.random() < 0.3 and all(isinstance(i, bytes) for i in items) else items
-        roll = rng.random()  # the controller's clock: none (the batch is refused), in step, behind, or past max age
-        now = None if roll < 0.05 else clock + 290_000 if roll < 0.3 else max(0, clock - 10) if roll < 0.995 else \
-            clock + 400_000
+        roll = rng.random()  # the controller's clock: in step, behind, or past max age
+        now = clock + 290_000 if roll < 0.3 else max(0, clock - 10) if roll < 0.995 else clock + 400_000
+        if rng.random() < 0.05:  # first without a clock: refused whole on both paths, then sent again with one
+            both("ingest without a clock", lambda c, b=batch: c.ingest(b, now=None))
         outcome = both("ingest", lambda c, b=batch, now=now: (lambda v: (v.codes, v.fields))(c.ingest(b, now=now)))
         result.batches += 1
         if outcome[0] == "ok":
