@@ -188,6 +188,11 @@ class OmissionAtK(MetricsNode):
     k: int
     trials: int
     exposed: int
+    model_holds: bool                     # every trial exposed by the next checkpoint after k - position + 1 records
+    median_delay_model_lo_records: float | None   # the model's 95 % interval of the median of `trials` delays
+    median_delay_model_hi_records: float | None
+    max_delay_model_lo_records: float | None      # ... and of their maximum
+    max_delay_model_hi_records: float | None
     median_delay_records: float | None
     median_delay_lo_records: float | None
     median_delay_hi_records: float | None
