@@ -49,6 +49,7 @@ def metrics(summary: pd.DataFrame, cost: pd.DataFrame, runs: list[dict[str, Any]
         "period_us": cfg.period_us,
         "deadline_us": deadline_ns(cfg) / 1000,
         "cycles_total": int(summary["cycles"].sum()),
+        "configurations_measured": len(summary),
         "deadline_misses_total": int(summary["deadline_misses"].sum()),
         "median_range_us": {"low": round(float(summary["p50_us"].min()), 3),
                             "high": round(float(summary["p50_us"].max()), 3)},

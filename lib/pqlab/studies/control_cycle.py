@@ -75,6 +75,7 @@ class ControlCycleMetrics(StageMetrics):
     period_us: float
     deadline_us: float
     cycles_total: int
+    configurations_measured: int
     deadline_misses_total: int
     median_range_us: MedianRange
     max_response_us: float
