@@ -3,7 +3,7 @@ reading)."""
 
 from __future__ import annotations
 
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics
+from pqlab.typed_metrics import MetricsNode, RawSource, Sanity, StageMetrics
 
 
 class ControllerPath(MetricsNode):
@@ -248,6 +248,7 @@ class AmortisationMetrics(StageMetrics):
 
     cpu_model: str | None
     controller_path: ControllerPath
+    sanity: Sanity
     inputs: InputsProvenance
     intervals: list[int]
     k_first: int
