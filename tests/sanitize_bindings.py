@@ -29,6 +29,13 @@ def exercise_cycle(rounds: int) -> None:
     for _ in range(rounds):
         result = _cycle.run(100_000, 8, 2, cpu, False, 1, 8, 2, spec)
         assert len(result["latency_ns"]) == 8 * 8 and result["last_report"]
+        one = (1, *spec[1:])
+        rotated = _cycle.run(100_000, 9, 1, cpu, False, 1, 8, 1, None, (one, spec), evidence_offset=3)
+        assert list(rotated["variant"]) == [0, 1, 2] * 3
+        _refused(_cycle.run, 100_000, 8, 0, cpu, False, 1, 8, 1, None, (spec, one))   # two tags first
+        _refused(_cycle.run, 100_000, 8, 0, cpu, False, 1, 8, 1, spec, (one, spec))   # a spec and a rotation
+        _refused(_cycle.run, 100_000, 8, 0, cpu, False, 1, 8, 1, None, (one,))        # not a pair
+        _refused(_cycle.run, 100_000, 8, 0, cpu, False, 1, 8, 1, spec, None, -1)      # a negative offset
         reports, anchor = _cycle.reports(spec, [1, 2, 3])
         assert len(reports) == 3 and len(anchor) == 32
         assert len(_cycle.time_reports(spec, 4)) == 4 * 8

@@ -142,7 +142,7 @@ def test_unavailable_cpu_is_a_cycle_error():
 def test_baseline_run_summary_counts_cycles_and_records_the_policy():
     cfg = _params(realtime=False)
     samples, info = control_cycle.run_all(cfg, seed=1, progress=False)
-    assert len(samples) == 40
+    assert len(samples) == 80 and (samples["configuration"] == "baseline").sum() == 40  # + the scan-cost rotation
     assert (samples["response_ns"] == samples["latency_ns"] + samples["work_ns"] + samples["evidence_ns"]).all()
     assert info[0]["policy_name"] == "SCHED_OTHER" and not info[0]["realtime_obtained"]
     summary = cycle_analysis.summarise(samples, cfg)
@@ -199,3 +199,80 @@ def test_steal_time_is_read_for_an_existing_cpu_only():
     ticks = control_cycle.steal_ticks(CPU)
     assert isinstance(ticks, int) and before <= ticks <= _steal_column(CPU)  # a counter: read between two reads
     assert control_cycle.steal_ticks(4095) is None
+
+
+# --- the per-scan cost: interleaved rounds, the rotation, the study's sanity checks (issue 39) -------------------
+
+def test_configurations_run_interleaved_in_rounds_and_count_every_cycle():
+    cfg = _params(realtime=False, rounds=4, configurations={
+        "baseline": CycleConfiguration(label="baseline"),
+        "tag1_every": CycleConfiguration(label="1 tag", tags=1, every_cycle=True)})
+    samples, info = control_cycle.run_all(cfg, seed=2, progress=False)
+    for name in ("baseline", "tag1_every", "scan_cost"):
+        mine = samples[samples["configuration"] == name]
+        assert len(mine) == 40 and list(mine["cycle"]) == list(range(40)), name
+        assert sorted(mine["round"].unique()) == [0, 1, 2, 3] and (mine.groupby("round").size() == 10).all()
+    assert [i["configuration"] for i in info] == ["baseline", "tag1_every", "scan_cost"]
+    assert all(i["rounds"] == 4 for i in info)
+    assert samples.loc[samples["configuration"] == "tag1_every", "evidence"].all()
+    assert (samples.loc[samples["configuration"] != "scan_cost", "variant"] == -1).all()
+
+
+def test_the_rotation_runs_no_evidence_one_tag_and_two_tags_cycle_by_cycle():
+    rng = np.random.default_rng(5)
+    one = control_cycle.evidence_spec(1, 16, 100, rng).as_tuple()
+    two = control_cycle.evidence_spec(2, 16, 100, rng).as_tuple()
+    raw = _cycle.run(1_000_000, 30, 2, CPU, False, 1, 8, 1, None, (one, two))
+    variant = np.frombuffer(raw["variant"], dtype=np.int8)
+    assert list(variant) == [i % 3 for i in range(30)]
+    evidence = np.frombuffer(raw["evidence_ns"], dtype=np.int64)
+    # a real report costs far more than an empty hook call (its two clock reads)
+    assert np.median(evidence[variant == 1]) > 5 * np.median(evidence[variant == 0])
+    with pytest.raises(CycleError, match=r"^rotation: "):
+        _cycle.run(1_000_000, 30, 2, CPU, False, 1, 8, 1, None, (two, one))  # the one-tag spec comes first
+    with pytest.raises(CycleError, match=r"^rotation: "):
+        _cycle.run(1_000_000, 30, 2, CPU, False, 1, 8, 2, None, (one, two))  # a rotation runs on every cycle
+
+
+def _rotation_samples(us: dict[int, float], cycles: int = 300) -> pd.DataFrame:
+    """Known rotation cycles: variant v takes us[v] µs (with a little spread), and one Fig. 6 baseline run."""
+    rng = np.random.default_rng(9)
+    variant = np.arange(cycles) % 3
+    execution = (np.array([us[int(v)] for v in variant]) * 1000 + rng.integers(0, 50, cycles)).astype(np.int64)
+    rotation = pd.DataFrame({"configuration": "scan_cost", "latency_ns": 10_000, "work_ns": 900,
+                             "evidence_ns": execution - 900, "execution_ns": execution,
+                             "response_ns": execution + 10_000, "evidence": True, "variant": variant})
+    baseline = rotation.assign(configuration="baseline", evidence=False, variant=-1, evidence_ns=0,
+                               execution_ns=1000, response_ns=11_000)
+    return pd.concat([baseline, rotation], ignore_index=True)
+
+
+def test_added_work_costs_time_on_known_rotation_samples():
+    cfg = _params()
+    samples = _rotation_samples({0: 1.0, 1: 6.0, 2: 11.0})
+    cost = cycle_analysis.per_scan_cost(samples, cfg).set_index("tags")
+    assert cost.loc[0, "execution_p50_us"] == pytest.approx(1.0, abs=0.06)
+    assert cost.loc[2, "execution_p50_us"] == pytest.approx(11.0, abs=0.06)
+    added = cycle_analysis.added_cost(samples, cfg).set_index("what")
+    assert added.loc["second_tag_and_chain", "added_us"] == pytest.approx(5.0, abs=0.1)
+    assert added.loc["second_tag_and_chain", "added_lo_us"] > 4.5
+    sanity = cycle_analysis.sanity(cycle_analysis.summarise(samples, cfg), cost.reset_index(), added.reset_index())
+    assert sanity["failed"] == [] and sanity["checks"] == 3 + 3  # three orderings, one configuration's ladders
+
+
+def test_a_two_tag_scan_faster_than_one_fails_the_studys_sanity_check():
+    cfg = _params()
+    samples = _rotation_samples({0: 1.0, 1: 28.6, 2: 17.2})  # the contradiction issue 39 found in the report
+    cost = cycle_analysis.per_scan_cost(samples, cfg)
+    added = cycle_analysis.added_cost(samples, cfg)
+    sanity = cycle_analysis.sanity(cycle_analysis.summarise(samples, cfg), cost, added)
+    [failure] = sanity["failed"]
+    assert failure["check"] == "second_tag_and_chain adds time over one tag"
+    assert "measures 11.4" in failure["cause"] and "faster than one tag" in failure["cause"]
+    assert "per_scan_cost_us" in failure["keys"] and "second_tag_and_chain_us" in failure["keys"]
+
+
+def test_samples_without_the_rotation_run_are_a_typed_error():
+    samples = _rotation_samples({0: 1.0, 1: 2.0, 2: 3.0})
+    with pytest.raises(CycleError, match="no per-scan cost rotation run"):
+        cycle_analysis.per_scan_cost(samples[samples["configuration"] == "baseline"], _params())

@@ -80,7 +80,7 @@ def test_outputs_and_provenance(result):
             "control_cycle_scan_cost.csv", "control_cycle_samples.parquet", "control_cycle_metrics.json"} <= names
     metadata = io.read_parquet_metadata(paths.raw / "control_cycle_samples.parquet")
     assert metadata["study"] == "control_cycle" and "not a PLC" in metadata["host_note"]
-    assert len(metadata["runs"]) == 7 and metadata["params"]["control_cycle"]["cycles"] == 40
+    assert len(metadata["runs"]) == 8 and metadata["params"]["control_cycle"]["cycles"] == 40  # + the rotation
 
 
 def test_every_report_row_of_the_stage_finds_its_value(result):
@@ -108,12 +108,16 @@ def test_the_response_is_split_into_wakeup_and_execution(result):
     execution = [e["execution_us"]["p50"] for e in metrics["configurations"].values()]
     assert metrics["execution_median_range_us"] == {"low": min(execution), "high": max(execution)}
     added = metrics["added_execution_us"]
-    assert set(added) == {"one_tag", "two_tags_chain"}
+    assert set(added) == {"one_tag", "two_tags_chain", "second_tag_and_chain"}
     for what, entry in added.items():
         low, high = entry["ci"]
         assert low <= entry["median"] <= high, what
-    base = samples.loc[samples["configuration"] == "baseline", "execution_ns"].median() / 1000
-    one = samples.loc[samples["configuration"] == "tag1_every", "execution_ns"].median() / 1000
+    # the added cost comes from the rotation run: its three variants alternate cycle by cycle
+    rotation = samples[samples["configuration"] == "scan_cost"]
+    base = rotation.loc[rotation["variant"] == 0, "execution_ns"].median() / 1000
+    one = rotation.loc[rotation["variant"] == 1, "execution_ns"].median() / 1000
     assert added["one_tag"]["median"] == pytest.approx(one - base, abs=1e-3)
+    assert metrics["per_scan_cost_us"]["one_tag"] == pytest.approx(one, abs=1e-3)
+    assert metrics["sanity"]["checks"] == 3 + 3 * 7
     table = pd.read_csv(paths.amort_figs / "fig6_scan_summary.csv")
     assert {"Wake-up p99 [µs]", "Execution p99 [µs]", "Execution max [µs]"} <= set(table.columns)

@@ -62,6 +62,7 @@ class Sim(StageMetrics):
     cell_ratio_hi: float
     cell_success_lo: float
     cell_success_hi: float
+    cell_failed: float
     variant_time_s: float
     variant_time_lo_s: float
     variant_time_hi_s: float
@@ -86,24 +87,26 @@ REFERENCE = {
     "papers": {"amort": {"title": "AMORT: sub", "source": "S", "machine": "Pi"},
                "case": {"title": "CASE: sub", "source": "S", "machine": "model"}},
     "stages": {"costs": {"metrics": "costs_metrics.json", "kind": "measurement", "samples": {"calls": "table1.*.n"}},
-               "transport": {"metrics": "t.json", "kind": "simulation"},
-               "later": {"metrics": "other.json", "kind": "measurement"}},
+               "transport": {"metrics": "t.json", "kind": "simulation", "samples": {"runs": "time_runs"}},
+               "later": {"metrics": "other.json", "kind": "measurement", "samples": {"trials": "trials"}}},
     "references": {"hmac": {"name": "HMAC (Table I)", "where": "Table I", "paper": 2.15,
-                            "metrics": [CT + "table1.hmac.median_us"]}},
+                            "metrics": [CT + "table1.hmac.median_us"], "resource": "cpu:C"}},
     "quantities": [
         {"id": "x.count", "paper": "amort", "where": "§IV", "row": "record", "column": "octets", "kind": "exact",
          "value": 83, "unit": "B", "metric": CT + "record_octets"},
         {"id": "x.sign", "paper": "amort", "where": "Table I", "row": "sign", "column": "Median", "kind": "hardware",
          "value": 254.9, "unit": "µs", "metric": CT + "table1.sign.median_us", "reference": "hmac",
-         "paper_library": "liboqs"},
+         "paper_library": "liboqs", "resource": "cpu:C"},
         {"id": "x.fsync", "paper": "amort", "where": "Table I", "row": "fsync", "column": "Median", "kind": "hardware",
          "value": 4240, "unit": "µs", "metric": CT + "table1.fsync.median_us"},
         {"id": "x.liboqs", "paper": "amort", "where": "§V-C", "row": "liboqs sign", "column": "Median",
          "kind": "hardware", "value": "0.255", "unit": "ms", "scale": 0.001, "reference": "hmac",
-         "metric": CT + "sign_by_backend.ML-DSA-65.liboqs.median_us", "paper_library": "liboqs"},
+         "metric": CT + "sign_by_backend.ML-DSA-65.liboqs.median_us", "paper_library": "liboqs",
+         "resource": "cpu:C"},
         {"id": "x.dominates", "paper": "amort", "where": "§V-D", "row": "the write dominates", "column": "statement",
          "kind": "claim", "value": "94.3 % vs 5.7 %", "unit": "%", "metric": CT + "share_write_pct",
-         "data": {"write": CT + "share_write_pct", "sign": CT + "share_sign_pct"}, "predicate": "write > sign"},
+         "data": {"write": CT + "share_write_pct", "sign": CT + "share_sign_pct"}, "predicate": "write > sign",
+         "paper_data": {"write": 94.3, "sign": 5.7}},
         {"id": "x.time", "paper": "case", "where": "§VI", "row": "D3", "column": "IPv6", "kind": "estimate",
          "value": "1.58", "unit": "s", "metric": ST + "time_s", "ci": [ST + "time_lo_s", ST + "time_hi_s"],
          "n": ST + "time_runs"},
@@ -114,7 +117,8 @@ REFERENCE = {
         {"id": "x.cell", "paper": "case", "where": "Fig. 4a", "row": "cell", "column": "ratio *", "kind": "estimate",
          "value": "2.65", "unit": "ratio", "metric": ST + "cell_ratio",
          "ci": [ST + "cell_ratio_lo", ST + "cell_ratio_hi"],
-         "marked": {"paper": True, "success": [ST + "cell_success_lo", ST + "cell_success_hi"], "threshold": 0.995}},
+         "marked": {"paper": True, "success": [ST + "cell_success_lo", ST + "cell_success_hi"],
+                    "failure_rate": ST + "cell_failed", "threshold": 0.995}},
         {"id": "x.variant", "paper": "case", "where": "§VI", "row": "D3 (variant)", "column": "IPv6",
          "kind": "estimate", "value": "1.58", "unit": "s", "metric": ST + "variant_time_s",
          "ci": [ST + "variant_time_lo_s", ST + "variant_time_hi_s"], "sensitivity": "another model", "main": "x.time"},
@@ -127,7 +131,7 @@ REFERENCE = {
         {"id": "c.bad", "paper": "amort", "where": "Table V", "check": "ratio", "inputs": {"a": "392", "b": "254.9"},
          "result": "1000 * a / b", "printed": "1511"},
         {"id": "c.bound", "paper": "case", "where": "§VI", "check": "bound", "inputs": {"r": "1.8", "c": ST + "bound"},
-         "holds": "r <= c"},
+         "holds": "r <= c", "basis": "model"},
     ],
     "coverage": [
         {"id": "cov.t1", "paper": "amort", "item": "Table I", "what": "costs", "stage": "costs",
@@ -157,6 +161,7 @@ METRICS = {
         "ratio_min": 1.82, "ratio_min_lo": 1.7, "ratio_min_hi": 1.9, "ratio_max": 2.55, "ratio_max_lo": 2.4,
         "ratio_max_hi": 2.7, "ratio_cells": 8,
         "cell_ratio": 2.6, "cell_ratio_lo": 2.5, "cell_ratio_hi": 2.7, "cell_success_lo": 0.9, "cell_success_hi": 0.99,
+        "cell_failed": 0.05,
         "variant_time_s": 2.5, "variant_time_lo_s": 2.4, "variant_time_hi_s": 2.6, "scenarios": {"none": 1.0},
         "bound": 1.7},
 }
@@ -312,8 +317,22 @@ def test_a_range_missing_a_cell_differs(tmp_path):
 
 def test_a_cell_the_paper_marks_must_be_markable_here(tmp_path):
     assert _rows(_write(tmp_path)).loc["x.cell", "verdict"] == "reproduced"
-    rows = _rows(_changed(tmp_path, lambda m: m["t.json"].update(cell_success_lo=0.996, cell_success_hi=1.0)))
+    rows = _rows(_changed(tmp_path, lambda m: m["t.json"].update(cell_success_lo=0.996, cell_success_hi=1.0,
+                                                                  cell_failed=0.0)))
     assert rows.loc["x.cell", "verdict"] == "differs" and "the paper marks this cell" in rows.loc["x.cell", "why"]
+
+
+def test_a_marked_cell_with_no_failure_is_not_marked_here(tmp_path):
+    """0 failures in 100 runs: the success interval's low end (96.4 %) is below 99.5 %, yet no run failed, so the
+    cell is not marked here and the paper's asterisk does not reproduce (issue 39)."""
+    rows = _rows(_changed(tmp_path, lambda m: m["t.json"].update(cell_success_lo=0.9638, cell_success_hi=1.0,
+                                                                  cell_failed=0.0)))
+    row = rows.loc["x.cell"]
+    assert row["verdict"] == "differs"
+    assert "here 100.0% of runs succeeded (interval 96.4%–100.0%)" in row["why"]
+    marked = _rows(_changed(tmp_path, lambda m: m["t.json"].update(cell_success_lo=0.95, cell_success_hi=0.999,
+                                                                    cell_failed=0.01)))
+    assert marked.loc["x.cell", "verdict"] == "reproduced"
 
 
 # --- sensitivity rows are extra ---------------------------------------------------------------------------------------
@@ -327,7 +346,7 @@ def test_a_sensitivity_row_contradicting_its_main_row_changes_nothing(paths):
     text = report.render(reference, table, _tree(paths, reference))
     glance = text.split("## Claims that do not reproduce here")[0]
     # the main table counts its one estimate as reproduced; the variant is counted apart
-    assert "| estimate | 3 | 0 | 0 | 0 | 3 |" in glance and "1 sensitivity rows" in glance
+    assert "| estimate (provisional) | 3 | 0 | 0 | 0 | 0 | 0 | 3 |" in glance and "1 sensitivity rows" in glance
     assert "x.variant" not in text.split("## Claims that do not reproduce here")[1].split("## This run")[0]
 
     broken = copy.deepcopy(REFERENCE)
@@ -386,7 +405,8 @@ def test_consistency_shows_the_arithmetic_and_uses_the_rounding(paths):
     assert table.loc["c.sum", "verdict"] == "consistent"
     assert table.loc["c.sum", "arithmetic"].startswith("2.15 + 0.66 = 2.81")
     assert table.loc["c.bad", "verdict"] == "inconsistent" and "printed 1511" in table.loc["c.bad", "arithmetic"]
-    assert table.loc["c.bound", "verdict"] == "inconsistent"
+    # a bound this project's model computes: the paper against the model, not an inconsistency of its numbers
+    assert table.loc["c.bound", "verdict"] == "model bound not met"
     assert table.loc["c.bound", "arithmetic"] == "1.8 <= 1.7: does not hold"
 
 
@@ -461,7 +481,7 @@ def test_repo_reference_has_every_claim_once_and_covers_both_papers(repo_referen
     main = repo_reference.main_rows()
     per_paper = {p: sum(q.paper == p for q in main) for p in repo_reference.papers}
     assert per_paper["amort"] >= 120 and per_paper["case"] >= 230, per_paper
-    assert {q.kind for q in main} == {"exact", "claim", "estimate", "hardware"}
+    assert {q.kind for q in main} == {"exact", "claim", "estimate", "hardware", "setting"}
     for item in repo_reference.coverage:  # every coverage item has at least one main row
         assert repo_reference.rows_of(item), item.id
     covered = {(c.paper, c.item.split(" (")[0].split(",")[0]) for c in repo_reference.coverage}

@@ -54,6 +54,23 @@ class RawSource(MetricsNode):
     profile: str
 
 
+class SanityFailure(MetricsNode):
+    """A check of a study's own structure that its numbers failed: what was checked, why it failed (one line) and
+    the metrics keys (dotted prefixes) the failure invalidates."""
+
+    check: str
+    cause: str
+    keys: list[str]
+
+
+class Sanity(MetricsNode):
+    """A study's sanity checks (``sanity`` in its metrics file): how many ran and the ones that failed. REPORT.md
+    reads a row whose value comes from an invalidated key as "measurement failed", with the cause."""
+
+    checks: int
+    failed: list[SanityFailure]
+
+
 def validated(model: type[StageMetrics], data: dict[str, Any]) -> dict[str, Any]:
     """``data`` checked against ``model`` and dumped back: what a study writes as its metrics file. A study whose
     numbers do not fit its own model is a MetricsMismatchError naming the first key (one line, not a traceback)."""

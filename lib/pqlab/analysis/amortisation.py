@@ -147,15 +147,44 @@ def _delay_interval(delays: pd.Series, statistic, k: int) -> tuple[float | None,
     return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
 
 
-def omission_metrics(frame: pd.DataFrame) -> dict[str, Any]:
-    """``omission``: per strategy and k the trials, exposures, delays with their intervals and the checks fired."""
+MODEL_REPLICATES = 4000
+
+
+def model_holds(group: pd.DataFrame) -> bool:
+    """Whether one interval's trials follow the detection model: every omission exposed by the next checkpoint,
+    after the records that followed it in its batch (delay = k - position + 1, position 1-based)."""
+    k = group["k"].to_numpy()
+    return bool(len(group)) and bool(group["exposed"].all()) \
+        and bool((group["checkpoints_until_exposed"] == 1).all()) \
+        and bool((group["delay_records"].to_numpy() == k - group["position"].to_numpy() + 1).all())
+
+
+def model_interval(k: int, trials: int, statistic: Any, seed: int) -> tuple[float, float]:
+    """95 % interval of a statistic (median, max) of ``trials`` omission delays under the detection model: the
+    omitted record's position is uniform in its batch, so its delay is uniform on 1..k (Monte Carlo, seeded). A
+    bootstrap of the sample itself cannot do this for a maximum, which it never places above the sample's own."""
+    rng = np.random.default_rng([seed, k, trials])
+    draws = rng.integers(1, k + 1, size=(MODEL_REPLICATES, trials))
+    values = statistic(draws, axis=1)
+    return float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))
+
+
+def omission_metrics(frame: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
+    """``omission``: per strategy and k the trials, exposures, delays with their intervals and the checks fired;
+    where the trials follow the detection model, the model's 95 % interval of their median and maximum."""
     out: dict[str, Any] = {}
     for strategy, by_strategy in frame.groupby("strategy", sort=False):
         per_k = {}
         for k, group in by_strategy.groupby("k"):
             delays = group["delay_records"].dropna()
             median_ci, max_ci = _delay_interval(delays, np.median, k), _delay_interval(delays, np.max, k)
+            holds = model_holds(group)
+            model_median = model_interval(int(k), len(group), np.median, seed) if holds else (None, None)
+            model_max = model_interval(int(k), len(group), np.max, seed) if holds else (None, None)
             per_k[f"k{k}"] = {
+                "model_holds": holds,
+                "median_delay_model_lo_records": model_median[0], "median_delay_model_hi_records": model_median[1],
+                "max_delay_model_lo_records": model_max[0], "max_delay_model_hi_records": model_max[1],
                 "k": int(k), "trials": len(group), "exposed": int(group["exposed"].sum()),
                 "median_delay_records": float(delays.median()) if len(delays) else None,
                 "median_delay_lo_records": median_ci[0], "median_delay_hi_records": median_ci[1],
@@ -284,7 +313,7 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
                                       info["sign_rows"],
                                       info["metadata"]["sweep_wall_s"], info["metadata"]["sweep_budget_s"]),
         "library_dependent": report.library_dependent_block(info["claims"], info["main_backend"]),
-        "omission": omission_metrics(omission),
+        "omission": omission_metrics(omission, settings.seed),
         "equivocation": equivocation_metrics(equivocation, cfg.equivocation_k),
         "sensitivity": {
             r.combo: {"signer": r.signer, "backend": r.backend, "storage": r.storage,
@@ -296,4 +325,26 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
         "dominant": {"scheme": focus, "term": eq1.dominant(inputs[focus]),
                      "sentence": dominant_sentence(inputs[focus], cfg.baselines[focus].signer, focus_backend,
                                                    cfg.log_storage, moves)},
+        "sanity": sanity(measured, per_trial, first),
     }
+
+
+def sanity(measured: dict[str, Any], per_trial: pd.DataFrame, first: int) -> dict[str, Any]:
+    """The sweep checked against its own parts: at the first interval every report pays its share of a whole
+    checkpoint, so the cost per report is at least the signature and write the same checkpoints took (their means
+    over those trials, divided by k). The top of the cost's 95 % interval below that sum is a contradiction in the
+    measurement; the failure names the keys it makes unusable."""
+    failed = []
+    for scheme, block in measured.items():
+        mine = per_trial[(per_trial["scheme"] == scheme) & (per_trial["k"] == first)]
+        if mine.empty:
+            continue
+        weight = mine["checkpoints"].to_numpy(dtype=float)
+        parts = float(((mine["sign_us"] + mine["write_us"]).to_numpy() * weight).sum() / weight.sum()) / first
+        top = block["cost_first_ci_us"][1]
+        if top < parts:
+            failed.append({"check": f"{scheme}: the cost at k = {first} is at least its signature and write",
+                           "keys": [f"measured.{scheme}", f"model.{scheme}"],
+                           "cause": f"{scheme}'s cost per report at k = {first} ({top:.1f} µs at the top of its 95 % "
+                                    f"interval) is below the signature + write its checkpoints took ({parts:.1f} µs)"})
+    return {"checks": len(measured), "failed": failed}

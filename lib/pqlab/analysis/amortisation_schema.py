@@ -3,7 +3,7 @@ reading)."""
 
 from __future__ import annotations
 
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics
+from pqlab.typed_metrics import MetricsNode, RawSource, Sanity, StageMetrics
 
 
 class ControllerPath(MetricsNode):
@@ -188,6 +188,11 @@ class OmissionAtK(MetricsNode):
     k: int
     trials: int
     exposed: int
+    model_holds: bool                     # every trial exposed by the next checkpoint after k - position + 1 records
+    median_delay_model_lo_records: float | None   # the model's 95 % interval of the median of `trials` delays
+    median_delay_model_hi_records: float | None
+    max_delay_model_lo_records: float | None      # ... and of their maximum
+    max_delay_model_hi_records: float | None
     median_delay_records: float | None
     median_delay_lo_records: float | None
     median_delay_hi_records: float | None
@@ -243,6 +248,7 @@ class AmortisationMetrics(StageMetrics):
 
     cpu_model: str | None
     controller_path: ControllerPath
+    sanity: Sanity
     inputs: InputsProvenance
     intervals: list[int]
     k_first: int

@@ -3,12 +3,15 @@ configuration, what evidence adds to a scan (bootstrap intervals), per-scan cost
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from pqlab.errors import CycleError
+from pqlab.experiments.cycle_variants import SCAN_COST, VARIANTS
 from pqlab.params import ControlCycleParams, StudyParams
 
 
@@ -27,10 +30,11 @@ def _split(row: Any, prefix: str) -> dict[str, float]:
     return {name: round(getattr(row, f"{prefix}{name}_us"), 3) for name in ("p50", "p99", "p999", "max")}
 
 
-def _second_tag(cost: pd.DataFrame) -> float | None:
-    """Median evidence time with two tags and the chain step minus with one tag (§V-F's prover cost)."""
-    evidence = dict(zip(cost["tags"], cost["evidence_p50_us"], strict=True))
-    return round(evidence[2] - evidence[1], 3) if 1 in evidence and 2 in evidence else None
+def _second_tag(added: pd.DataFrame) -> float | None:
+    """Median execution with two tags and the chain step minus with one tag, in the rotation run (§V-F's prover
+    cost measured inside the scan loop)."""
+    row = added[added["what"] == "second_tag_and_chain"] if len(added) else added
+    return round(float(row["added_us"].iloc[0]), 3) if len(row) else None
 
 
 def metrics(summary: pd.DataFrame, cost: pd.DataFrame, runs: list[dict[str, Any]], settings: StudyParams,
@@ -45,6 +49,7 @@ def metrics(summary: pd.DataFrame, cost: pd.DataFrame, runs: list[dict[str, Any]
         "period_us": cfg.period_us,
         "deadline_us": deadline_ns(cfg) / 1000,
         "cycles_total": int(summary["cycles"].sum()),
+        "configurations_measured": len(summary),
         "deadline_misses_total": int(summary["deadline_misses"].sum()),
         "median_range_us": {"low": round(float(summary["p50_us"].min()), 3),
                             "high": round(float(summary["p50_us"].max()), 3)},
@@ -67,7 +72,10 @@ def metrics(summary: pd.DataFrame, cost: pd.DataFrame, runs: list[dict[str, Any]
                                for r in added.itertuples()},
         "per_scan_cost_us": {by_tags[int(r.tags)]: round(r.execution_p50_us, 3) for r in cost.itertuples()},
         "evidence_us": {by_tags[int(r.tags)]: round(r.evidence_p50_us, 3) for r in cost.itertuples() if r.tags},
-        "second_tag_and_chain_us": _second_tag(cost),
+        "second_tag_and_chain_us": _second_tag(added),
+        "per_scan_cost_scans": {by_tags[int(r.tags)]: int(r.scans) for r in cost.itertuples()},
+        "rounds": cfg.rounds,
+        "sanity": sanity(summary, cost, added),
         "evidence_back_to_back_us": {by_tags[int(r.tags)]: round(r.back_to_back_evidence_p50_us, 3)
                                      for r in cost.itertuples() if r.tags},
         "scheduling": {
@@ -104,7 +112,8 @@ def summarise(samples: pd.DataFrame, cfg: ControlCycleParams) -> pd.DataFrame:
     and the execution time (scan + evidence, the work)."""
     limit = deadline_ns(cfg)
     rows = []
-    for name, group in samples.groupby("configuration", sort=False, observed=True):
+    fig6 = samples[samples["configuration"].isin(list(cfg.configurations))]
+    for name, group in fig6.groupby("configuration", sort=False, observed=True):
         evid = group.loc[group["evidence"], "evidence_ns"].to_numpy() / 1000.0
         rows.append({
             "configuration": name, "label": cfg.configurations[name].label, "cycles": len(group),
@@ -118,44 +127,90 @@ def summarise(samples: pd.DataFrame, cfg: ControlCycleParams) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _rotation(samples: pd.DataFrame) -> pd.DataFrame:
+    """The per-scan cost run's cycles (variant 0: scan only, 1: one tag, 2: two tags + chain step)."""
+    rotation = samples[samples["configuration"] == SCAN_COST]
+    if rotation.empty:
+        raise CycleError("the samples hold no per-scan cost rotation run; rerun stage measure_control_cycle",
+                         field="control_cycle_samples.parquet")
+    return rotation
+
+
+def _median_difference(mine: np.ndarray, base: np.ndarray, resamples: int, confidence: float,
+                       seed: int) -> tuple[float, float, float]:
+    """median(mine) - median(base) with a percentile-bootstrap interval (scipy, both samples resampled)."""
+    boot = stats.bootstrap((mine, base), lambda a, b, axis: np.median(a, axis=axis) - np.median(b, axis=axis),
+                           n_resamples=resamples, confidence_level=confidence, method="percentile",
+                           vectorized=True, rng=np.random.default_rng(seed))
+    return (float(np.median(mine) - np.median(base)), float(boot.confidence_interval.low),
+            float(boot.confidence_interval.high))
+
+
+ADDED = ((1, 0, "one_tag"), (2, 0, "two_tags_chain"), (2, 1, "second_tag_and_chain"))
+
+
 def added_cost(samples: pd.DataFrame, cfg: ControlCycleParams, resamples: int = 2000,
                confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """What evidence adds to a scan's execution time, independent of the host's wake-up latency: the median
-    execution of the configurations with one tag, and with two tags + chain step, on every cycle minus the
-    baseline's, with a percentile-bootstrap interval (scipy, both samples resampled)."""
+    """What evidence adds to a scan's execution time, from the rotation run (the three variants interleaved cycle
+    by cycle): one tag and two tags + chain over the scan alone, and the second tag + chain over one tag; median
+    differences with percentile-bootstrap intervals. Independent of the host's wake-up latency."""
+    rotation = _rotation(samples)
+    us = {v: rotation.loc[rotation["variant"] == v, "execution_ns"].to_numpy() / 1000.0 for v in VARIANTS}
     rows = []
-    base_names = [n for n, c in cfg.configurations.items() if c.tags == 0 and not c.background_signer]
-    base = samples.loc[samples["configuration"].isin(base_names), "execution_ns"].to_numpy() / 1000.0
-    for tags, what in ((1, "one_tag"), (2, "two_tags_chain")):
-        names = [n for n, c in cfg.configurations.items()
-                 if c.tags == tags and c.every_cycle and not c.background_signer]
-        mine = samples.loc[samples["configuration"].isin(names), "execution_ns"].to_numpy() / 1000.0
-        if not len(mine) or not len(base):
+    for mine, base, what in ADDED:
+        if not len(us[mine]) or not len(us[base]):
             continue
-        boot = stats.bootstrap((mine, base), lambda a, b, axis: np.median(a, axis=axis) - np.median(b, axis=axis),
-                               n_resamples=resamples, confidence_level=confidence, method="percentile",
-                               vectorized=True, rng=np.random.default_rng(seed + tags))
-        rows.append({"tags": tags, "what": what, "configurations": ", ".join(names), "scans": len(mine),
-                     "baseline_scans": len(base), "added_us": float(np.median(mine) - np.median(base)),
-                     "added_lo_us": float(boot.confidence_interval.low),
-                     "added_hi_us": float(boot.confidence_interval.high)})
+        added, lo, hi = _median_difference(us[mine], us[base], resamples, confidence, seed + mine * 3 + base)
+        rows.append({"tags": mine, "over": base, "what": what, "configurations": SCAN_COST,
+                     "scans": len(us[mine]), "baseline_scans": len(us[base]), "added_us": added,
+                     "added_lo_us": lo, "added_hi_us": hi})
     return pd.DataFrame(rows)
 
 
 def per_scan_cost(samples: pd.DataFrame, cfg: ControlCycleParams) -> pd.DataFrame:
     """Median execution per scan without evidence, with one tag, and with two tags and the chain step.
 
-    Taken from the configurations that generate evidence on every cycle (and the baseline), so each
-    median is over every recorded scan of its configuration.
+    Taken from the rotation run, where the three variants alternate cycle by cycle and so meet the same state of
+    the host: a difference between them is the added work, not a change in the host between two runs.
     """
+    rotation = _rotation(samples)
     rows = []
     for tags, what in ((0, "scan only"), (1, "scan + evidence tag"), (2, "scan + two tags + chain step")):
-        names = [n for n, c in cfg.configurations.items()
-                 if c.tags == tags and (tags == 0 or c.every_cycle) and not c.background_signer]
-        group = samples[samples["configuration"].isin(names)]
+        group = rotation[rotation["variant"] == tags]
         if group.empty:
             continue
-        rows.append({"tags": tags, "what": what, "configurations": ", ".join(names), "scans": len(group),
+        rows.append({"tags": tags, "what": what, "configurations": SCAN_COST, "scans": len(group),
                      "execution_p50_us": float(np.median(group["execution_ns"]) / 1000.0),
                      "evidence_p50_us": float(np.median(group["evidence_ns"]) / 1000.0) if tags else 0.0})
     return pd.DataFrame(rows)
+
+
+def sanity(summary: pd.DataFrame, cost: pd.DataFrame, added: pd.DataFrame) -> dict[str, Any]:
+    """The study's own structure checked on its numbers: added work costs time (a one-tag scan is not faster than
+    the scan alone, two tags and the chain step not faster than one tag, beyond the bootstrap interval of the
+    difference), and every percentile ladder rises (p50 <= p99 <= p99.9 <= max). Each failure names the metrics it
+    invalidates (REPORT.md reads them as "measurement failed" with the cause)."""
+    checks: list[str] = []
+    failed: list[dict[str, Any]] = []
+    order = {"one_tag": ("the scan alone", ["per_scan_cost_us", "evidence_us", "added_execution_us"]),
+             "two_tags_chain": ("the scan alone", ["per_scan_cost_us", "evidence_us", "added_execution_us"]),
+             "second_tag_and_chain": ("one tag", ["per_scan_cost_us", "evidence_us", "added_execution_us",
+                                                  "second_tag_and_chain_us"])}
+    for r in added.itertuples():
+        base, keys = order[r.what]
+        checks.append(f"{r.what} adds time over {base}")
+        if r.added_hi_us < 0:
+            failed.append({"check": f"{r.what} adds time over {base}", "keys": keys,
+                           "cause": f"{r.what.replace('_', ' ')} measures {-r.added_us:.3f} µs faster than {base} "
+                                    f"(95 % interval of the difference {r.added_lo_us:.3f} to {r.added_hi_us:.3f} "
+                                    "µs, entirely below zero)"})
+    for row in summary.itertuples():
+        for part, prefix in (("response", ""), ("wake-up", "latency_"), ("execution", "execution_")):
+            ladder = [getattr(row, f"{prefix}{name}_us") for name in ("p50", "p99", "p999", "max")]
+            checks.append(f"{row.configuration} {part}: p50 <= p99 <= p99.9 <= max")
+            if any(a > b for a, b in itertools.pairwise(ladder)):
+                failed.append({"check": f"{row.configuration} {part}: p50 <= p99 <= p99.9 <= max",
+                               "keys": [f"configurations.{row.configuration}"],
+                               "cause": f"{row.configuration}'s {part} percentiles fall: "
+                                        + " / ".join(f"{v:.3f}" for v in ladder) + " µs"})
+    return {"checks": len(checks), "failed": failed}

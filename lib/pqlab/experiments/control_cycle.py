@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 from pqlab import crypto
 from pqlab.errors import CycleError, PqlabError
 from pqlab.experiments import _cycle
+from pqlab.experiments.cycle_variants import SCAN_COST
 from pqlab.params import ControlCycleParams, CycleConfiguration
 
 POLICIES = {getattr(os, name): name for name in ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH",
@@ -126,13 +127,18 @@ class ConfigurationRun:
 
 
 def run_configuration(name: str, configuration: CycleConfiguration, cfg: ControlCycleParams, cpu: int,
-                      rng: np.random.Generator) -> ConfigurationRun:
-    """Run the loop once in one configuration (with its background signer, if any)."""
+                      rng: np.random.Generator, *, cycles: int | None = None, warmup: int | None = None,
+                      offset: int = 0) -> ConfigurationRun:
+    """Run the loop once in one configuration (with its background signer, if any): ``cycles`` recorded cycles
+    (default ``cfg.cycles``) after ``warmup`` (default ``cfg.warmup_cycles``); ``offset``: the configuration's
+    cycles recorded in earlier rounds, so that its evidence schedule (every 100th cycle at 1 Hz) runs on."""
     if _cycle.EVIDENCE_PLACEHOLDER and configuration.tags:
         raise CycleError("the evidence hook is still the placeholder, not the native device path",
                          field=f"control_cycle.configurations.{name}")
+    cycles = cfg.cycles if cycles is None else cycles
+    warmup = cfg.warmup_cycles if warmup is None else warmup
     every = evidence_every(cfg, configuration)
-    spec = evidence_spec(configuration.tags, cfg.tag_len, cfg.cycles + 1, rng).as_tuple() if every else None
+    spec = evidence_spec(configuration.tags, cfg.tag_len, cycles + 1, rng).as_tuple() if every else None
     signer = None
     if configuration.background_signer:
         signer = BackgroundSigner(configuration.background_signer, cfg.signer_backend, cpu, cfg.sign_message_octets,
@@ -142,23 +148,35 @@ def run_configuration(name: str, configuration: CycleConfiguration, cfg: Control
         with contextlib.ExitStack() as stack:
             if signer:
                 stack.enter_context(signer)
-            raw = _cycle.run(cfg.period_us * 1000, cfg.cycles, cfg.warmup_cycles, cpu, cfg.realtime,
-                             cfg.fifo_priority, cfg.workload_blocks, every, spec)
+            raw = _cycle.run(cfg.period_us * 1000, cycles, warmup, cpu, cfg.realtime,
+                             cfg.fifo_priority, cfg.workload_blocks, every, spec, None, offset)
     except CycleError as exc:
         raise CycleError(str(exc), field=f"control_cycle.configurations.{name}", code=exc.code) from exc
-    steal_after = steal_ticks(cpu)
+    return ConfigurationRun(name, _frame(name, raw, cycles), _info(name, configuration, cfg, cpu, raw, every,
+                                                                  signer, steal_before))
+
+
+def _frame(name: str, raw: dict[str, Any], cycles: int) -> pd.DataFrame:
+    """One run's per-cycle samples (the C loop's buffers) as a frame."""
     latency = np.frombuffer(raw.pop("latency_ns"), dtype=np.int64)
     work = np.frombuffer(raw.pop("work_ns"), dtype=np.int64)
     evidence = np.frombuffer(raw.pop("evidence_ns"), dtype=np.int64)
-    samples = pd.DataFrame({
-        "configuration": name, "cycle": np.arange(cfg.cycles, dtype=np.int64),
+    return pd.DataFrame({
+        "configuration": name, "cycle": np.arange(cycles, dtype=np.int64),
         "latency_ns": latency, "work_ns": work, "evidence_ns": evidence,
         "execution_ns": work + evidence, "response_ns": latency + work + evidence,
         "evidence": np.frombuffer(raw.pop("evidence"), dtype=np.uint8).astype(bool),
         "cpu": np.frombuffer(raw.pop("cpu"), dtype=np.int32),
+        "variant": np.frombuffer(raw.pop("variant"), dtype=np.int8),
     })
+
+
+def _info(name: str, configuration: CycleConfiguration, cfg: ControlCycleParams, cpu: int, raw: dict[str, Any],
+          every: int, signer: BackgroundSigner | None, steal_before: int | None) -> dict[str, Any]:
+    """What the loop and the signer reported about one run."""
+    steal_after = steal_ticks(cpu)
     raw["last_report_octets"] = len(raw.pop("last_report"))
-    info = {**raw, "configuration": name, "label": configuration.label, "tags": configuration.tags,
+    return {**raw, "configuration": name, "label": configuration.label, "tags": configuration.tags,
             "evidence_every": every, "cpu_requested": cpu,
             "policy_name": POLICIES.get(raw["policy"], str(raw["policy"])),
             "realtime_requested": cfg.realtime,
@@ -168,11 +186,62 @@ def run_configuration(name: str, configuration: CycleConfiguration, cfg: Control
             "steal_ms": None if steal_before is None or steal_after is None
             else (steal_after - steal_before) * 1000 / os.sysconf("SC_CLK_TCK"),
             "signer": {"ready": signer.ready, "stopped": signer.stopped} if signer else None}
-    return ConfigurationRun(name, samples, info)
+
+
+_ADDITIVE = ("off_target_cycles", "overruns", "voluntary_switches", "involuntary_switches", "wall_ns")
+
+
+def run_scan_cost(cfg: ControlCycleParams, cpu: int, rng: np.random.Generator, *, cycles: int,
+                  warmup: int) -> ConfigurationRun:
+    """The per-scan cost run: no evidence, one tag and two tags with the chain step in rotation, cycle by cycle
+    (cycle i runs variant i % 3), so that all three meet the same state of the host."""
+    configuration = CycleConfiguration(label="scan / 1 tag / 2 tags + chain, in rotation", tags=2, every_cycle=True)
+    one = evidence_spec(1, cfg.tag_len, cycles + 1, rng).as_tuple()
+    two = evidence_spec(2, cfg.tag_len, cycles + 1, rng).as_tuple()
+    steal_before = steal_ticks(cpu)
+    try:
+        raw = _cycle.run(cfg.period_us * 1000, cycles, warmup, cpu, cfg.realtime, cfg.fifo_priority,
+                         cfg.workload_blocks, 1, None, (one, two))
+    except CycleError as exc:
+        raise CycleError(str(exc), field=f"control_cycle.{SCAN_COST}", code=exc.code) from exc
+    return ConfigurationRun(SCAN_COST, _frame(SCAN_COST, raw, cycles),
+                            _info(SCAN_COST, configuration, cfg, cpu, raw, 1, None, steal_before))
+
+
+def _blocks(total: int, rounds: int) -> list[int]:
+    """``total`` cycles in ``rounds`` blocks as even as they go (the first ones one longer)."""
+    return [total // rounds + (1 if i < total % rounds else 0) for i in range(rounds)]
+
+
+def _merge(runs: list[ConfigurationRun]) -> ConfigurationRun:
+    """One configuration's rounds as one run: the cycles numbered on, the counts summed, the rest from round 1."""
+    frames, offset = [], 0
+    for number, run in enumerate(runs):
+        frame = run.samples.assign(cycle=run.samples["cycle"] + offset, round=number)
+        offset += len(frame)
+        frames.append(frame)
+    info = dict(runs[0].info)
+    for key in _ADDITIVE:
+        info[key] = sum(r.info[key] for r in runs)
+    steals = [r.info["steal_ms"] for r in runs]
+    info["steal_ms"] = None if any(s is None for s in steals) else sum(steals)
+    info["affinity_is_target"] = min(r.info["affinity_is_target"] for r in runs)
+    info["realtime_obtained"] = all(r.info["realtime_obtained"] for r in runs)
+    info["fifo_error"] = next((r.info["fifo_error"] for r in runs if r.info["fifo_error"]), None)
+    info["policy_name"] = "/".join(sorted({r.info["policy_name"] for r in runs}))
+    checksum = 0
+    for r in runs:
+        checksum ^= r.info["workload_checksum"]
+    info["workload_checksum"] = checksum
+    if info.get("signer"):
+        info["signer"] = {"ready": runs[0].info["signer"]["ready"], "stopped": runs[-1].info["signer"]["stopped"]}
+    info["rounds"] = len(runs)
+    return ConfigurationRun(runs[0].name, pd.concat(frames, ignore_index=True), info)
 
 
 def run_all(cfg: ControlCycleParams, seed: int, *, progress: bool = True) -> tuple[pd.DataFrame, list[dict]]:
-    """Every configuration in order, one after another on the same pinned core; (samples, per-run info)."""
+    """Every configuration and the per-scan cost rotation on the same pinned core, interleaved in ``cfg.rounds``
+    rounds (each round runs every configuration for its share of the cycles); (samples, per-run info)."""
     cpu = default_cpu() if cfg.cpu is None else cfg.cpu
     if cpu not in os.sched_getaffinity(0):
         raise CycleError(f"CPU {cpu} is not available to this process (allowed: {sorted(os.sched_getaffinity(0))})",
@@ -184,13 +253,24 @@ def run_all(cfg: ControlCycleParams, seed: int, *, progress: bool = True) -> tup
             except PqlabError as exc:
                 raise CycleError(str(exc), field=f"control_cycle.configurations.{name}.background_signer") from exc
     rng = np.random.default_rng(seed)
-    runs = []
-    bar = tqdm(cfg.configurations.items(), desc="control cycle", disable=not progress)
-    for name, configuration in bar:
-        bar.set_postfix_str(configuration.label)
-        runs.append(run_configuration(name, configuration, cfg, cpu, rng))
+    blocks = _blocks(cfg.cycles, cfg.rounds)
+    warmup = -(-cfg.warmup_cycles // cfg.rounds)  # the warm-up spread over the rounds: each run starts afresh
+    done: dict[str, list[ConfigurationRun]] = {name: [] for name in [*cfg.configurations, SCAN_COST]}
+    with tqdm(total=len(blocks) * len(done), desc="control cycle", disable=not progress) as bar:
+        for number, cycles in enumerate(blocks):
+            for name, configuration in cfg.configurations.items():
+                bar.set_postfix_str(f"round {number + 1}/{len(blocks)}: {configuration.label}")
+                done[name].append(run_configuration(name, configuration, cfg, cpu, rng, cycles=cycles,
+                                                    warmup=warmup, offset=sum(blocks[:number])))
+                bar.update()
+            bar.set_postfix_str(f"round {number + 1}/{len(blocks)}: per-scan cost rotation")
+            done[SCAN_COST].append(run_scan_cost(cfg, cpu, rng, cycles=cycles, warmup=warmup))
+            bar.update()
+    runs = [_merge(r) for r in done.values()]
     samples = pd.concat([r.samples for r in runs], ignore_index=True)
-    samples["configuration"] = pd.Categorical(samples["configuration"], categories=list(cfg.configurations))
+    samples.loc[samples["configuration"] != SCAN_COST, "variant"] = -1
+    samples["variant"] = samples["variant"].astype(np.int8)
+    samples["configuration"] = pd.Categorical(samples["configuration"], categories=list(done))
     return samples, [r.info for r in runs]
 
 

@@ -73,6 +73,16 @@ class ControlCycleParams(Strict):
                                                           min_length=1)
     cycles: int = Field(default=200, ge=10, le=10_000_000)
     warmup_cycles: int = Field(default=20, ge=0, le=1_000_000)
+    # the configurations (and the per-scan cost rotation) run interleaved in this many rounds of cycles / rounds
+    # each, so that a change in the host's state during the run (its caches, its other tenants) reaches every
+    # configuration alike instead of the one that happened to run then
+    rounds: int = Field(default=10, ge=1, le=100_000)
+
+    @model_validator(mode="after")
+    def _rounds_fit(self) -> ControlCycleParams:
+        if self.rounds > self.cycles:
+            raise ValueError(f"rounds ({self.rounds}) must not exceed cycles ({self.cycles})")
+        return self
 
 
 class AmortBaseline(Strict):

@@ -1,5 +1,7 @@
 """The papers' own consistency: checks that use the papers' published numbers (and, where named, a bound this
-project computes), with the arithmetic shown and the verdict "consistent" or "inconsistent".
+project computes), with the arithmetic shown and the verdict "consistent" or "inconsistent" — or, for a check
+against a bound of this project's model (``basis: model``), "model bound not met", which is the paper against
+that model rather than an inconsistency of its numbers alone.
 
 Every printed input carries its rounding (half a unit of its last digit); a result is computed at every
 combination of the inputs' rounding ends, so a check reads "inconsistent" only when no rounding of the printed
@@ -19,6 +21,8 @@ from pqlab.report.schema import Consistency, Printed, Reference, resolve
 from pqlab.report.verdicts import in_pipeline, missing_file
 
 CONSISTENT, INCONSISTENT, NOT_EVALUATED = "consistent", "inconsistent", "not evaluated"
+MODEL_BOUND_NOT_MET = "model bound not met"  # the paper's numbers against a bound this project's model computes
+VERDICTS = (CONSISTENT, INCONSISTENT, MODEL_BOUND_NOT_MET, NOT_EVALUATED)
 
 
 def _fmt(value: float) -> str:
@@ -87,12 +91,12 @@ def evaluate_check(check: Consistency, reference: Reference, tree: MetricsTree,
         ok = central_holds or any(bool(evaluate(check.holds, c)) for c in corners(ranges))
         row["arithmetic"] = f"{substituted(check.holds, shown)}: {'holds' if central_holds else 'does not hold'}" \
             + ("" if central_holds == ok else " at the printed values, holds within their rounding")
-    row["verdict"] = CONSISTENT if ok else INCONSISTENT
+    row["verdict"] = CONSISTENT if ok else (MODEL_BOUND_NOT_MET if check.basis == "model" else INCONSISTENT)
     return row
 
 
 def consistency_table(reference: Reference, tree: MetricsTree,
                       pipeline: Callable[[str], bool] = in_pipeline) -> pd.DataFrame:
     """One row per consistency check of the reference file."""
-    rows = [evaluate_check(c, reference, tree, pipeline) for c in reference.consistency]
-    return pd.DataFrame(rows, columns=["id", "paper_id", "where", "check", "arithmetic", "verdict", "note"])
+    rows = [evaluate_check(c, reference, tree, pipeline) | {"basis": c.basis} for c in reference.consistency]
+    return pd.DataFrame(rows, columns=["id", "paper_id", "where", "check", "arithmetic", "verdict", "note", "basis"])

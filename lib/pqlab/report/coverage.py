@@ -27,18 +27,28 @@ def _ids(ids: list[str]) -> str:
 def status(item: CoverageItem, reference: Reference, verdicts: dict[str, str]) -> tuple[str, str]:
     """(status, detail) from the item's main rows: reproduced only when every row is; "partial: a of b" with the
     ids that are not; not run here when none ran."""
-    ids = [q.id for q in reference.rows_of(item)]
+    ids = [q.id for q in reference.rows_of(item) if q.kind != "setting"]
+    settings = len(reference.rows_of(item)) - len(ids)
     by = {v: [i for i in ids if verdicts.get(i) == v.value] for v in Verdict}
-    if len(by[Verdict.NOT_RUN]) == len(ids):
-        return "not run here", f"{len(ids)} rows, none run here"
-    reproduced = len(by[Verdict.REPRODUCED])
-    if reproduced == len(ids):
-        return "reproduced", f"all {len(ids)} rows"
     parts = [f"{label}: {_ids(by[v])}" for v, label in ((Verdict.DIFFERS, "differs"),
+                                                       (Verdict.INCONCLUSIVE, "inconclusive"),
+                                                       (Verdict.FAILED, "measurement failed"),
                                                        (Verdict.NOT_JUDGED, "not judged"),
                                                        (Verdict.NOT_RUN, "not run"))
              if by[v]]
-    return f"partial: {reproduced} of {len(ids)}", "; ".join(parts)
+    apart = f"; {settings} setting rows apart" if settings else ""
+    if item.kind != "result":  # a diagram or the model itself: its rows check what it shows, not a result
+        reproduced = len(by[Verdict.REPRODUCED])
+        return item.kind, (f"{reproduced} of {len(ids)} related rows reproduced" + (f" ({'; '.join(parts)})"
+                                                                                    if parts else "") + apart)
+    if not ids:
+        return "settings only", f"{settings} setting rows: nothing this run produced"
+    if len(by[Verdict.NOT_RUN]) == len(ids):
+        return "not run here", f"{len(ids)} rows, none run here" + apart
+    reproduced = len(by[Verdict.REPRODUCED])
+    if reproduced == len(ids):
+        return "reproduced", f"all {len(ids)} rows" + apart
+    return f"partial: {reproduced} of {len(ids)}", "; ".join(parts) + apart
 
 
 def coverage_table(reference: Reference, table: pd.DataFrame, root: Path) -> pd.DataFrame:

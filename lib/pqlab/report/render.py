@@ -10,24 +10,32 @@ from typing import Any
 
 import pandas as pd
 
+from pqlab.report.consistency import VERDICTS as CONSISTENCY_VERDICTS
 from pqlab.report.libraries import libraries_section
 from pqlab.report.metrics import MetricsTree, describe_value, lookup_all
-from pqlab.report.schema import HARDWARE_TOLERANCE, KINDS, Reference
+from pqlab.report.schema import HARDWARE_TOLERANCE, Reference
 from pqlab.report.security import security_section
-from pqlab.report.verdicts import VERDICT_ORDER, Verdict, in_pipeline, missing_file
+from pqlab.report.verdicts import FINDINGS, VERDICT_ORDER, Verdict, in_pipeline, missing_file
 
 _KIND_MACHINE = {"simulation": "machine-independent (seeded simulation)", "model": "machine-independent (model)"}
 _LEGEND = (
-    "How each kind is judged. **exact** (bytes, counts, codes, fractions of trials): equal to the paper at its "
-    "printed precision. **claim**: the paper's statement, written as a predicate over this run's data, holds on "
-    "that data (shown under *judged on*). **estimate** (a model or simulation quantity): the paper's value lies "
-    "inside this run's 95 % interval — from this run's own samples (bootstrap, binomial or Monte-Carlo spread) — "
-    "widened by half a unit of the paper's last printed digit. **hardware** (a time, rate or memory figure of the "
-    "paper's machine): divided by a reference operation measured on both machines and compared within "
-    f"×{HARDWARE_TOLERANCE[0]:g}–{HARDWARE_TOLERANCE[1]:g}; without such a reference it is **not judged**, only "
-    "shown. A value over completed runs differs when runs failed and the paper reports none; a range or aggregate "
-    "differs when it spans fewer cells than the paper's. **not run here**: the stage has not run, or the paper's "
-    "library is absent on this machine."
+    "How each kind is judged. **exact** (bytes, counts, codes): equal to the paper at its printed precision; a "
+    "fraction of trials (\"150/150\") by its binomial interval for the trials this run has. **claim**: the paper's "
+    "statement, written as a predicate over this run's data, holds on that data (shown under *judged on*); a "
+    "statement with a number is judged against that number (±25 %, or the printed precision of an order of "
+    "magnitude). **estimate** (a model or simulation quantity): the paper's value lies inside this run's 95 % "
+    "interval — from this run's own samples (bootstrap, binomial, order statistics or Monte-Carlo spread) — "
+    "widened by half a unit of the paper's last printed digit; an interval wider than ±25 % of the paper's value is "
+    "**inconclusive**, not reproduced. **hardware** (a time, rate or memory figure of the paper's machine): divided "
+    "by a reference operation measured on both machines and compared within "
+    f"×{HARDWARE_TOLERANCE[0]:g}–{HARDWARE_TOLERANCE[1]:g}, only when the row and its reference spend their time on "
+    "the same resource (compiled code on the CPU, storage, a TPM, an interpreter) on both machines; otherwise it is "
+    "**not judged**, only shown with its plain ratio. **setting** rows restate a value this project configures "
+    "(trial and cycle counts, a generator's inputs): shown and checked, never counted. Every row carries its sample "
+    "size n; a row over zero trials or over fewer cells than the paper's differs, and a value over completed runs "
+    "differs when runs failed and the paper reports none. **measurement failed**: the study's own sanity checks caught "
+    "a contradiction in the numbers the row reads. **not run here**: the stage has not run, or the paper's library "
+    "is absent on this machine."
 )
 
 
@@ -57,10 +65,12 @@ def _judged_on(r: Any) -> str:
             parts.append(f"n = {_fmt(r.n)}")
         return "; ".join(parts) or "no interval"
     if r.kind == "hardware":
-        return f"normalised {r.normalised:.3g}" if not pd.isna(r.normalised) else "not normalised"
+        n = f"; n = {_fmt(r.n)}" if not pd.isna(r.n) else ""
+        return (f"normalised {r.normalised:.3g}" if not pd.isna(r.normalised) else "not normalised") + n
+    n = f"; n = {_fmt(r.n)}" if not pd.isna(r.n) else ""
     if r.kind == "claim":
-        return r.data or "—"
-    return (r.data + "; " if r.data else "") + "printed precision"
+        return (r.data or "—") + n
+    return (r.data + "; " if r.data else "") + "printed precision" + n
 
 
 def _extras(r: Any) -> str:
@@ -89,54 +99,92 @@ def _samples(reference: Reference, tree: MetricsTree, stage: str) -> str:
     return "exact (no sampling)" if spec.kind == "model" else "not recorded in the metrics"
 
 
-def _counts_table(table: pd.DataFrame) -> list[str]:
-    main = table[table["table"] == "main"]
+def _provisional(reference: Reference, tree: MetricsTree) -> list[str]:
+    """The simulation stages that ran on a profile other than the paper's: their estimates are provisional."""
+    out = []
+    for name, spec in reference.stages.items():
+        document = tree.document(spec.metrics)
+        if spec.kind == "simulation" and document is not None and document.get("profile") != "paper":
+            out.append(f"{name} ({document.get('profile')})")
+    return out
+
+
+def _counts_table(table: pd.DataFrame, provisional: list[str] | None = None) -> list[str]:
+    main = table[(table["table"] == "main") & (table["kind"].isin(FINDINGS))]
     verdicts = [v.value for v in VERDICT_ORDER]
     lines = ["| kind | " + " | ".join(verdicts) + " | rows |", "|---|" + "---:|" * (len(verdicts) + 1)]
-    for kind in (*KINDS, "all"):
+    for kind in (*FINDINGS, "all"):
         rows = main if kind == "all" else main[main["kind"] == kind]
         counts = rows["verdict"].value_counts()
         cells = [str(int(counts.get(v, 0))) for v in verdicts]
-        label = "**all**" if kind == "all" else kind
+        label = "**all findings**" if kind == "all" else kind
+        if kind == "estimate" and provisional:
+            label += " (provisional)"
         lines.append(f"| {label} | " + " | ".join(cells) + f" | {len(rows)} |")
     return lines
 
 
-def _summary(reference: Reference, table: pd.DataFrame, consistency: pd.DataFrame) -> list[str]:
+def _settings_line(rows: pd.DataFrame) -> str:
+    settings = rows[(rows["table"] == "main") & (rows["kind"] == "setting")]
+    if settings.empty:
+        return "no setting rows"
+    matches = int(settings["setting_matches"].fillna(False).astype(bool).sum())
+    return (f"{len(settings)} setting rows apart ({matches} configured as the paper's, {len(settings) - matches} set "
+            "otherwise by the profile)")
+
+
+def _summary(reference: Reference, table: pd.DataFrame, consistency: pd.DataFrame,
+             provisional: list[str] | None = None) -> list[str]:
     main = table[table["table"] == "main"]
+    findings = main[main["kind"].isin(FINDINGS)]
     extra = table[table["table"] == "sensitivity"]
     per_paper = "; ".join(
-        f"{info.title.split(':')[0]}: {int((main['paper_id'] == key).sum())} main rows "
-        f"({_counts(main[main['paper_id'] == key]['verdict'])})" for key, info in reference.papers.items())
+        f"{info.title.split(':')[0]}: {int((findings['paper_id'] == key).sum())} findings "
+        f"({_counts(findings[findings['paper_id'] == key]['verdict'])}), "
+        f"{_settings_line(main[main['paper_id'] == key])}" for key, info in reference.papers.items())
     lines = ["## Verdicts at a glance", "",
-             f"**{len(main)} main rows**, one per published claim, each judged under this project's default model "
-             "and parameters:", "", *_counts_table(table), "", per_paper + ".", ""]
+             f"**{len(findings)} main rows that this run produced a value for**, one per published claim, each judged "
+             "under this project's default model and parameters; the rows that restate a configured value "
+             "(settings) are counted apart:", "", *_counts_table(table, provisional), "", per_paper + ".", ""]
+    if provisional:
+        lines += [f"**Provisional**: the simulation stages ran on a profile other than the paper's "
+                  f"({', '.join(provisional)}); their estimates rest on fewer runs than the paper's and are "
+                  "provisional here — the paper profile's counts are the ones the README quotes.", ""]
     if len(extra):
         lines += [f"{len(extra)} sensitivity rows (model variants and assumption sets: {_counts(extra['verdict'])}) "
                   "are listed in their own table below and never change a main verdict.", ""]
     if len(consistency):
-        counts = consistency["verdict"].value_counts()
-        lines += [f"The papers' own numbers: {len(consistency)} consistency checks, "
-                  + ", ".join(f"{counts[v]} {v}" for v in ("consistent", "inconsistent", "not evaluated")
-                              if v in counts) + " (table below).", ""]
+        per = []
+        for key, info in reference.papers.items():
+            rows = consistency[consistency["paper_id"] == key]
+            counts = rows["verdict"].value_counts()
+            per.append(f"{info.title.split(':')[0]}: {len(rows)} checks, "
+                       + ", ".join(f"{counts[v]} {v}" for v in CONSISTENCY_VERDICTS if v in counts))
+        lines += ["The papers' own numbers (table below): " + "; ".join(per) + ".", ""]
     return lines
 
 
 def _counts(verdicts: pd.Series) -> str:
     counts = verdicts.value_counts()
-    return ", ".join(f"{counts[v.value]} {v.value}" for v in VERDICT_ORDER if v.value in counts) or "none"
+    return ", ".join(f"{counts[v.value]} {v.value}" for v in (*VERDICT_ORDER, Verdict.SETTING)
+                     if v.value in counts) or "none"
 
 
 def _not_reproduced(table: pd.DataFrame) -> list[str]:
-    main = table[(table["table"] == "main") & (table["verdict"] == Verdict.DIFFERS.value)]
+    main = table[(table["table"] == "main")
+                 & table["verdict"].isin([Verdict.DIFFERS.value, Verdict.FAILED.value])]
     lines = ["## Claims that do not reproduce here", ""]
+    inconclusive = table[(table["table"] == "main") & (table["verdict"] == Verdict.INCONCLUSIVE.value)]
     if main.empty:
         return [*lines, "None: every main row that was judged reproduces.", ""]
-    lines += [f"{len(main)} main rows differ (claim — paper — here — why):", ""]
+    lines += [f"{len(main)} main rows differ or their measurement failed (claim — paper — here — why):", ""]
     for r in main.itertuples():
         here = r.data if r.kind == "claim" and r.data else r.here_text  # a claim: the data it was evaluated on
         lines.append(f"- **{_cell(r.id)}** ({_cell(r.where)}) {_cell(r.claim)} — paper {_cell(r.paper)} "
                      f"{_cell(r.unit)} — here {_cell(here)}{_cell(_extras(r))} — {_cell(r.why)}")
+    if len(inconclusive):
+        lines += ["", f"Inconclusive: {len(inconclusive)} main rows whose interval contains the paper's value but is "
+                  "wider than ±25 % of it: " + ", ".join(inconclusive["id"]) + "."]
     not_run = table[(table["table"] == "main") & (table["verdict"] == Verdict.NOT_RUN.value)]
     if len(not_run):
         lines += ["", f"Not run here: {len(not_run)} main rows ("
@@ -212,6 +260,8 @@ def _paper_tables(reference: Reference, table: pd.DataFrame) -> list[str]:
                   "|---|---|---|---|---:|---:|---|---|---|---|---|"]
         for r in rows.itertuples():
             verdict = r.verdict if r.verdict == Verdict.REPRODUCED.value else f"**{r.verdict}**"
+            if r.verdict == Verdict.SETTING.value:
+                verdict = "setting (as the paper's)" if r.setting_matches else "setting (set otherwise)"
             lines.append(f"| {_cell(r.id)} | {_cell(r.where)} | {_cell(r.claim)} | {r.kind} | {_cell(r.paper)} "
                          f"| {_cell(r.here_text)}{_cell(_extras(r))} | {_cell(r.unit)} | {_cell(_judged_on(r))} "
                          f"| {verdict} | {_cell(r.why or '—')} | {_cell(r.produced_by)} |")
@@ -242,11 +292,19 @@ def _consistency(reference: Reference, consistency: pd.DataFrame) -> list[str]:
     lines = ["## The papers' own consistency", "",
              "Checks that use only the papers' published numbers (or, where said, a bound this project computes), "
              "each printed input taken with its rounding: **inconsistent** means no rounding of the inputs gives the "
-             "printed result or satisfies the condition.", "",
-             "| id | paper | where | check | arithmetic | verdict | note |", "|---|---|---|---|---|---|---|"]
+             "printed result or satisfies the condition. Every printed number of both papers that follows from other "
+             "printed numbers (totals, ratios, shares, throughputs, per-unit costs, bounds against their floors) is "
+             "recomputed here. **model bound not met** is a check against a bound this project's model computes: "
+             "the paper against that model, not an inconsistency of its numbers alone.", ""]
+    for key, info in reference.papers.items():
+        rows = consistency[consistency["paper_id"] == key]
+        bad = rows[rows["verdict"] == "inconsistent"]
+        lines.append(f"- {info.title.split(':')[0]}: {len(rows)} checks, {len(bad)} inconsistent"
+                     + (f" ({', '.join(bad['id'])})" if len(bad) else "") + ".")
+    lines += ["", "| id | paper | where | check | arithmetic | verdict | note |", "|---|---|---|---|---|---|---|"]
     for r in consistency.itertuples():
         title = reference.papers[r.paper_id].title.split(":")[0]
-        verdict = f"**{r.verdict}**" if r.verdict == "inconsistent" else r.verdict
+        verdict = f"**{r.verdict}**" if r.verdict in ("inconsistent", "model bound not met") else r.verdict
         lines.append(f"| {_cell(r.id)} | {_cell(title)} | {_cell(r.where)} | {_cell(r.check)} "
                      f"| {_cell(r.arithmetic)} | {verdict} | {_cell(r.note or '—')} |")
     return [*lines, ""]
@@ -300,7 +358,8 @@ def render(reference: Reference, table: pd.DataFrame, tree: MetricsTree, coverag
            consistency: pd.DataFrame | None = None, pipeline: Callable[[str], bool] = in_pipeline) -> str:
     """The markdown text of REPORT.md: no timestamp or commit, so the same inputs give the same bytes."""
     consistency = consistency if consistency is not None else pd.DataFrame(columns=["verdict"])
-    lines = ["# pqlab: paper vs this run", "", *_summary(reference, table, consistency), *_not_reproduced(table),
+    lines = ["# pqlab: paper vs this run", "", *_summary(reference, table, consistency, _provisional(reference, tree)),
+             *_not_reproduced(table),
              *_header(reference, tree, pipeline), *_paper_tables(reference, table),
              *libraries_section(reference, tree), *_sensitivity(table), *security_section(tree),
              *_consistency(reference, consistency), *_differences(reference, tree, pipeline)]

@@ -9,7 +9,15 @@ Kinds (``kind:``), each judged its own way by :mod:`pqlab.report.verdicts`:
   run's own samples) widened by half a unit of the paper's last printed digit.
 * ``hardware`` — a time, rate or memory figure of the paper's machine: never judged alone; with a ``reference``
   operation measured on both machines (or ``normalised: true`` for a ratio of two such figures) the normalised
-  value is judged within :data:`HARDWARE_TOLERANCE`.
+  value is judged within :data:`HARDWARE_TOLERANCE` — only when the row and its reference spend their time on the
+  same resource (``resource`` / ``over``: the CPU in compiled code, storage, a TPM, an interpreter, on which of
+  the paper's machines), on both sides; a ratio that mixes resources is shown, not judged.
+* ``setting`` — a value this project configures (a trial or cycle count, a generator's input, a vector count it
+  was told): shown and checked against the paper, never counted as reproduced or as differing.
+
+Every claim carries ``paper_data``, the paper's own values of the names its predicate reads: a test evaluates each
+predicate on them (they must pass, unless ``paper_inconsistent`` names the consistency check that shows the paper
+contradicting itself) and, for a claim with a number (``target``), at ±25 % off it (they must fail).
 
 A row with ``sensitivity:`` is an extra row (a model variant or assumption set) shown in its own table beside its
 ``main`` row; it never changes a main verdict. No tolerance that can make a row "reproduced" exceeds
@@ -36,7 +44,9 @@ from pqlab.typed_metrics import StageMetrics, declared, stage_model
 
 HARDWARE_TOLERANCE = (0.8, 1.25)   # normalised here/paper of a hardware row: at most ±25 %
 MAX_RELATIVE_TOLERANCE = 0.25
-KINDS = ("exact", "claim", "estimate", "hardware")
+KINDS = ("exact", "claim", "estimate", "hardware", "setting")
+# what a time is spent on, and where: cpu:C, storage:C, python, tpm:F
+RESOURCE = r"^[a-z+]+(:[A-Za-z0-9?]+)?$"
 _KEY = r"[\w.*+-]+"
 # a printed number: plain, with thousands separators (1,576 / 19 200), scientific (3.4e-7), or a fraction k/n
 _NUMBER = re.compile(r"[+-]?(\d+|\d{1,3}([,\u2009\u202f ]\d{3})+)(\.\d+)?([eE][+-]?\d+)?|\d+\s*/\s*\d+")
@@ -119,6 +129,12 @@ class NormalisingReference(_Frozen):
     paper: int | float | str
     metrics: tuple[str, ...] = Field(min_length=1)
     where: str
+    resource: str = Field(pattern=RESOURCE)        # what its time is spent on in the paper (and where)
+    resource_here: str | None = Field(default=None, pattern=RESOURCE)  # here, when it differs in kind
+
+    @property
+    def spent_here(self) -> str:
+        return self.resource_here or _machine_free(self.resource)
 
     @model_validator(mode="after")
     def _number(self) -> NormalisingReference:
@@ -128,11 +144,18 @@ class NormalisingReference(_Frozen):
         return self
 
 
+def _machine_free(resource: str) -> str:
+    """``cpu:C`` -> ``cpu``: here every measured stage runs on one machine."""
+    return resource.partition(":")[0]
+
+
 class Cells(_Frozen):
-    """How many cells (scenarios, settings, hop counts) a range or aggregate spans here, and in the paper."""
+    """How many cells (scenarios, settings, hop counts) a range or aggregate spans here, and in the paper;
+    ``run``: the key of how many this run's grid ran (the rest had no completed run)."""
 
     metric: str
     paper: int = Field(ge=1)
+    run: str | None = None
 
 
 class Failures(_Frozen):
@@ -153,12 +176,21 @@ class Failures(_Frozen):
 
 
 class Marked(_Frozen):
-    """A cell the paper marks (an asterisk: success below ``threshold``); this run's success-rate interval decides
-    whether it would be marked here."""
+    """A cell the paper marks (an asterisk: success below ``threshold``): marked here when this run's observed
+    success rate (one minus ``failure_rate``) is below it — an interval's low end is below 99.5 % after 100 clean
+    runs, so it cannot decide a mark; a cell the paper does not mark must have a success interval reaching the
+    threshold."""
 
     paper: bool
     success: tuple[str, str]
+    failure_rate: str | None = None   # the key of this run's observed failure rate (success = 1 - it)
     threshold: float = Field(gt=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _observed(self) -> Marked:
+        if self.paper and self.failure_rate is None:
+            raise ValueError("a marked cell needs failure_rate: the key of this run's observed failure rate")
+        return self
 
 
 # int before float: a whole number printed without decimals keeps its precision (half a unit is 0.5)
@@ -173,7 +205,7 @@ class Quantity(_Frozen):
     where: str
     row: str
     column: str
-    kind: Literal["exact", "claim", "estimate", "hardware"]
+    kind: Literal["exact", "claim", "estimate", "hardware", "setting"]
     value: Value                          # a number (quote it to keep trailing zeros), a code or phrase, or [lo, hi]
     unit: str
     metric: str                           # "<file>:<dotted key>": this run's value (a range's low end)
@@ -197,6 +229,27 @@ class Quantity(_Frozen):
     sensitivity: str | None = None        # the model variant or assumption set: an extra row, never a main verdict
     main: str | None = None               # a sensitivity row's main row
     note: str | None = None
+    # what the value's time is spent on (``cpu:C``: compiled code on the paper's machine C; ``storage:C``,
+    # ``cpu+storage:C``, ``tpm:F``, ``python``...), in the paper and here; ``over``: the same for a ratio's
+    # denominator (normalised: true). A ratio is judged across machines only when both sides match.
+    resource: str | None = Field(default=None, pattern=RESOURCE)
+    resource_here: str | None = Field(default=None, pattern=RESOURCE)
+    over: str | None = Field(default=None, pattern=RESOURCE)
+    over_here: str | None = Field(default=None, pattern=RESOURCE)
+    complement: str | None = None         # 100 % minus this row's share is that row's: judged once, there
+    rounding: Literal["nearest", "truncate"] = "nearest"   # truncate: the paper drops digits instead of rounding
+    paper_data: dict[str, Any] | None = None   # claim: the paper's own values of the predicate's names
+    target: str | None = None             # claim: the name in paper_data carrying the statement's number
+    target_scale: Literal["linear", "decades"] = "linear"  # "three orders of magnitude": judged in decades
+    paper_inconsistent: str | None = None  # claim: the consistency check showing the paper's values fail it
+
+    @property
+    def spent_here(self) -> str | None:
+        return self.resource_here or (_machine_free(self.resource) if self.resource else None)
+
+    @property
+    def over_spent_here(self) -> str | None:
+        return self.over_here or (_machine_free(self.over) if self.over else None)
 
     @model_validator(mode="after")
     def _consistent(self) -> Quantity:
@@ -218,6 +271,27 @@ class Quantity(_Frozen):
             raise ValueError(f"ci belongs to an estimate, not to a {self.kind} row")
         if self.kind != "hardware" and (self.reference or self.normalised):
             raise ValueError("reference and normalised belong to hardware rows")
+        if self.kind == "hardware" and (self.reference or self.normalised) and not self.resource:
+            raise ValueError("a judged hardware row names its resource (what its time is spent on, and where)")
+        if self.normalised and not self.over:
+            raise ValueError("a normalised ratio names the resource of its denominator (over:)")
+        if self.over and not self.resource:
+            raise ValueError("over: needs resource: (a ratio's two sides)")
+        if self.kind == "claim" and self.paper_data is None:
+            raise ValueError("a claim carries paper_data: the paper's own values of the names its predicate reads")
+        if self.kind != "claim" and (self.paper_data is not None or self.target or self.paper_inconsistent):
+            raise ValueError("paper_data, target and paper_inconsistent belong to claims")
+        if self.paper_data is not None and self.predicate:
+            try:
+                wanted = names(self.predicate)
+            except ExpressionError as exc:
+                raise ValueError(str(exc)) from None
+            if set(self.paper_data) != wanted:
+                raise ValueError(f"paper_data names {sorted(self.paper_data)}, the predicate reads {sorted(wanted)}")
+        if self.target is not None and self.target not in (self.paper_data or {}):
+            raise ValueError(f"target {self.target!r} is not a name in paper_data")
+        if self.kind == "setting" and (self.ci or self.predicate or self.reference):
+            raise ValueError("a setting is compared like an exact row: no interval, predicate or reference")
         if self.reference and self.normalised:
             raise ValueError("a hardware row is normalised by a reference or is itself a ratio, not both")
         if self.kind == "hardware" and None in numbers:
@@ -253,7 +327,7 @@ class Quantity(_Frozen):
         reproduced (0 for a count compared for equality; None where the rule is not a typed tolerance: a claim's
         predicate, an estimate's own interval (its rounding widening is counted), a hardware row never judged).
         ``integer_metric``: this run's value is an int (a count), so equality is exact."""
-        if self.kind == "claim" or (self.kind == "hardware" and not (self.reference or self.normalised)):
+        if self.kind in ("claim", "setting") or (self.kind == "hardware" and not (self.reference or self.normalised)):
             return None
         if self.kind == "hardware":
             lo, hi = HARDWARE_TOLERANCE
@@ -268,7 +342,8 @@ class Quantity(_Frozen):
                 if end.half_unit > 0 and not re.fullmatch(r"\s*0\s*/\s*\d+\s*", end.text):
                     return math.inf  # "0" rounds anything below half a unit to it: no relative meaning
                 continue  # 0/n: a fraction of trials at one trial's precision
-            widest = max(widest, end.half_unit / abs(end.value))
+            unit = 2 * end.half_unit if self.rounding == "truncate" else end.half_unit
+            widest = max(widest, unit / abs(end.value))
         return widest
 
     @property
@@ -288,11 +363,13 @@ class Quantity(_Frozen):
         out += [(f"data.{name}", r) for name, r in self.data.items()]
         if self.cells:
             out.append(("cells.metric", self.cells.metric))
+            out += [("cells.run", self.cells.run)] if self.cells.run else []
         if self.failures:
             out += [(f"failures.{f}", getattr(self.failures, f)) for f in ("rate", "count", "runs", "failed_in")
                     if getattr(self.failures, f)]
         if self.marked:
             out += [("marked.success", r) for r in self.marked.success]
+            out += [("marked.failure_rate", self.marked.failure_rate)] if self.marked.failure_rate else []
         out += [("n", self.n)] if self.n else []
         out += [("library", self.library)] if self.library else []
         return out
@@ -313,6 +390,9 @@ class Consistency(_Frozen):
     holds: str | None = None
     exact_inputs: bool = False   # the inputs are exact (bytes, counts): no rounding interval
     note: str | None = None
+    # "paper": the published numbers alone; "model": a bound this project computes enters (an input "<file>:<key>"),
+    # so a failure is the paper against this project's model, not an inconsistency of its numbers alone
+    basis: Literal["paper", "model"] = "paper"
 
     @model_validator(mode="after")
     def _shape(self) -> Consistency:
@@ -320,9 +400,13 @@ class Consistency(_Frozen):
             raise ValueError("a consistency check has exactly one of printed (with result) or holds")
         if self.printed is not None and (self.result is None or printed(self.printed) is None):
             raise ValueError("printed needs a result expression and must be a number")
+        from_run = False
         for name, raw in self.inputs.items():
             if printed(raw) is None and not (isinstance(raw, str) and _REF.match(raw) and ":" in raw):
                 raise ValueError(f"inputs.{name}: {raw!r} is neither a printed number nor a <file>:<key>")
+            from_run = from_run or printed(raw) is None
+        if from_run and self.basis != "model":
+            raise ValueError("a check with an input from this run's metrics is a model bound (basis: model)")
         for text in (self.result, self.holds):
             _check_expression(text, set(self.inputs), "inputs")
         return self
@@ -466,6 +550,7 @@ def _check_references(reference: Reference, models: ModelLookup) -> None:
             raise ValueError(f"{where}.reference: {q.reference!r} is not in references:")
         if q.main is not None and q.main not in main_ids:
             raise ValueError(f"{where}.main: {q.main!r} is not the id of a main (non-sensitivity) row")
+    _check_judgement(reference, main_ids)
     for c in reference.consistency:
         _register(seen, f"consistency (id {c.id})", c.id, c.paper, reference.papers)
         for name, raw in c.inputs.items():
@@ -483,6 +568,39 @@ def _check_references(reference: Reference, models: ModelLookup) -> None:
         for evidence in d.evidence:
             if evidence.partition(":")[0] not in files:
                 raise ValueError(f"differences ({d.topic}).evidence: {evidence} is in no stage's metrics file")
+
+
+SHARE_UNIT = "%"
+
+
+def _check_judgement(reference: Reference, main_ids: set[str]) -> None:
+    """Rules on how rows are judged: no two rows are each other's references (one comparison counted twice); a
+    share whose ×1.25 passes 100 % is judged as its complement (a share near 100 % cannot fail the band); a
+    complement names a main row; every measuring or simulating stage says where its sample sizes are (each row
+    carries n)."""
+    by_metric: dict[str, Quantity] = {q.metric: q for q in reference.main_rows()}
+    for q in reference.main_rows():
+        where = f"quantities (id {q.id})"
+        if q.reference:
+            for metric in reference.references[q.reference].metrics:
+                other = by_metric.get(metric)
+                if other is not None and other.reference and \
+                        q.metric in reference.references[other.reference].metrics:
+                    raise ValueError(f"{where}.reference: {q.id} and {other.id} are each other's reference: one "
+                                     "comparison counted twice (judge one, let the other be the reference)")
+        if q.complement is not None and q.complement not in main_ids:
+            raise ValueError(f"{where}.complement: {q.complement!r} is not the id of a main row")
+        judged = q.kind == "estimate" or (q.kind == "hardware" and (q.reference or q.normalised))
+        first = q.ends[0]
+        if judged and q.unit == SHARE_UNIT and first is not None and first.value * HARDWARE_TOLERANCE[1] > 100 \
+                and q.complement is None:
+            raise ValueError(f"{where}: a share of {first.text} % cannot fail a ×{HARDWARE_TOLERANCE[0]:g}–"
+                             f"{HARDWARE_TOLERANCE[1]:g} band (it cannot pass 100 %): judge its complement "
+                             "(complement: the row of 100 % minus it)")
+    for name, stage in reference.stages.items():
+        if stage.kind != "model" and not stage.samples:
+            raise ValueError(f"stages.{name}.samples: a {stage.kind} stage says where its sample sizes are (every "
+                             "row carries n)")
 
 
 def load_reference(path: Path, models: ModelLookup = stage_model) -> Reference:

@@ -1,9 +1,13 @@
 """Each reference row's verdict, judged the way its kind says (exact, claim, estimate, hardware), with its reasons.
 
-Verdicts: **reproduced**, **differs**, **not judged** (a hardware figure with no reference operation: shown, never
-counted either way) and **not run here** (the stage has not run, or the paper's library is absent on this machine).
-A row's value carries its failures (runs that did not complete), the cells it spans and whether it is marked as
-the paper marks it; each can make an otherwise matching row differ, and the reason says which.
+Verdicts: **reproduced**, **differs**, **inconclusive** (the paper's value lies inside this run's interval, but the
+interval is wider than ±25 % of it: too few samples to tell a difference), **measurement failed** (the study's own
+sanity checks caught a contradiction in the numbers the row reads), **not judged** (a hardware figure with no
+reference operation, or a ratio whose two sides are spent on different resources: shown, never counted either way),
+**not run here** (the stage has not run, or the paper's library is absent on this machine) and **setting** (a
+value this project configures: shown and checked, never counted). A row's value carries its sample size n, its
+failures (runs that did not complete), the cells it spans and whether it is marked as the paper marks it; a row
+over zero trials or fewer cells than the paper's differs, and the reason says which.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from scipy import stats
 
 from pqlab.errors import MetricsMismatchError
 from pqlab.report.expressions import ExpressionError, evaluate
-from pqlab.report.metrics import MISSING, MetricsTree, absence, describe_value, lookup, number, parent
+from pqlab.report.metrics import MISSING, MetricsTree, absence, describe_value, lookup, lookup_all, number, parent
 from pqlab.report.schema import HARDWARE_TOLERANCE, Printed, Quantity, Reference, resolve
 
 # Backends whose name differs from how the paper names its library but that are the same code.
@@ -33,11 +38,17 @@ WIDE_INTERVAL = 0.5  # an estimate's interval wider than half the paper's value 
 class Verdict(StrEnum):
     REPRODUCED = "reproduced"
     DIFFERS = "differs"
+    INCONCLUSIVE = "inconclusive"
+    FAILED = "measurement failed"
     NOT_JUDGED = "not judged"
     NOT_RUN = "not run here"
+    SETTING = "setting"
 
 
-VERDICT_ORDER = (Verdict.REPRODUCED, Verdict.DIFFERS, Verdict.NOT_JUDGED, Verdict.NOT_RUN)
+VERDICT_ORDER = (Verdict.REPRODUCED, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.FAILED, Verdict.NOT_JUDGED,
+                 Verdict.NOT_RUN)
+FINDINGS = ("exact", "claim", "estimate", "hardware")  # the kinds the headline counts; settings are apart
+_FRACTION = re.compile(r"^\s*\d+\s*/\s*\d+\s*$")
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,7 @@ class Outcome:
     failure_rate: float | None = None
     cells: tuple[int, int] | None = None  # (here, paper)
     produced_by: str = ""
+    setting_matches: bool | None = None   # a setting row: whether the configured value is the paper's
 
 
 class _NotRun(Exception):
@@ -163,6 +175,8 @@ def _failures(q: Quantity, reader: _Reader) -> tuple[float, str] | None:
         failed_in = reader.get(f.failed_in) if f.failed_in else None
         if rate is None and count is not None and runs:
             rate = count / runs
+        if count is None and rate is not None and runs:
+            count = round(rate * runs)
     else:  # the transport stage's convention: <stem>_<unit> beside <stem>_failure_rate and <stem>_failed_in
         leaf = q.key.rsplit(".", 1)[-1]
         if "_" not in leaf:
@@ -188,9 +202,14 @@ def _failures(q: Quantity, reader: _Reader) -> tuple[float, str] | None:
 
 
 def _interval(reader: _Reader, keys: tuple[str, str] | None, scale: float) -> tuple[float, float] | None:
+    """The interval at two keys, or at one key named twice that holds [low, high]."""
     if keys is None:
         return None
-    lo, hi = (number(reader.get(k)) for k in keys)
+    if keys[0] == keys[1]:
+        pair = reader.get(keys[0])
+        lo, hi = (number(v) for v in pair) if isinstance(pair, list) and len(pair) == 2 else (None, None)
+    else:
+        lo, hi = (number(reader.get(k)) for k in keys)
     if lo is None or hi is None:
         return None
     return lo * scale, hi * scale
@@ -211,18 +230,54 @@ def _exact(q: Quantity, here: Any, end: Printed | None, raw_value: Any) -> tuple
     if isinstance(here, int) and not isinstance(here, bool) and q.scale == 1.0 and not q.expr:
         ok = value == end.value  # a count: equal or not
         return ok, "" if ok else f"here {here:,}, the paper {end.text}: a count is equal or not"
-    ok = abs(value - end.value) <= end.half_unit + _EPS * max(1.0, abs(end.value))
+    slack = _EPS * max(1.0, abs(end.value))
+    if q.rounding == "truncate":  # the paper drops the digits after its last one: [printed, printed + a unit)
+        ok = end.value - slack <= value < end.value + 2 * end.half_unit + slack
+        return ok, "" if ok else (f"here {_fmt(value)} does not truncate to {end.text} (the paper drops digits "
+                                  "here instead of rounding)")
+    ok = abs(value - end.value) <= end.half_unit + slack
     return ok, "" if ok else (f"here {_fmt(value)} is not {end.text} at the paper's precision "
                               f"(±{end.half_unit:g})")
+
+
+def _portability(q: Quantity, reader: _Reader) -> str | None:
+    """Why the row's ratio cannot be carried between machines (its two sides spend their time on different
+    resources, in the paper or here), or None when it can. A claim or ratio without ``resource`` is not a
+    cross-machine ratio."""
+    if q.reference:
+        ref = reader.reference.references[q.reference]
+        sides = ((q.resource, ref.resource), (q.spent_here, ref.spent_here), f"its reference ({ref.name})")
+    elif q.over:
+        sides = ((q.resource, q.over), (q.spent_here, q.over_spent_here), "its denominator")
+    else:
+        return None
+    (paper_top, paper_bottom), (here_top, here_bottom), what = sides
+    if paper_top == paper_bottom and here_top == here_bottom:
+        return None
+    mismatch = []
+    if paper_top != paper_bottom:
+        mismatch.append(f"in the paper {paper_top} against {what} on {paper_bottom}")
+    if here_top != here_bottom:
+        mismatch.append(f"here {here_top} against {here_bottom}")
+    return ("not portable: the value is spent " + " and ".join(mismatch) + ", so the ratio depends on how fast one "
+            "resource is against the other on each machine")
 
 
 def _hardware(q: Quantity, reader: _Reader, here: float, here_high: float | None,
               ) -> tuple[Verdict, list[str], float | None]:
     lo_tol, hi_tol = HARDWARE_TOLERANCE
     ends = q.ends
+    plain = here / ends[0].value if ends[0] and ends[0].value else None  # type: ignore[union-attr]
+    shown = f"here/paper = {plain:.3g}" if plain is not None else "no ratio"
+    if here <= 0:
+        return Verdict.DIFFERS, [f"here {_fmt(here)}: no measurement (a time or rate of zero is a run that measured "
+                                 "nothing)"], None
+    unportable = _portability(q, reader)
+    if unportable:
+        return Verdict.NOT_JUDGED, [f"{unportable}: shown, not judged ({shown})"], None
     if q.normalised:
         ratio = here / ends[0].value  # type: ignore[union-attr]
-        basis = "a ratio of two operations on one machine, compared directly"
+        basis = f"a ratio of two operations on one machine, both on {q.resource}, compared directly"
     elif q.reference:
         ref = reader.reference.references[q.reference]
         paper_ref = Printed.parse(ref.paper)
@@ -240,8 +295,6 @@ def _hardware(q: Quantity, reader: _Reader, here: float, here_high: float | None
         basis = (f"normalised by {ref.name}: here {_fmt(here)} / {_fmt(here_ref)}"
                  f"{f' ({by})' if by else ''} against the paper's {ends[0].text} / {paper_ref.text}")
     else:
-        ratio = here / ends[0].value if ends[0] and ends[0].value else None  # type: ignore[union-attr]
-        shown = f"here/paper = {ratio:.3g}" if ratio is not None else "no ratio"
         return Verdict.NOT_JUDGED, [f"a figure of the paper's machine and library, with no reference operation "
                                     f"measured on both: shown, not judged ({shown})"], None
     if q.bound in ("<", "<="):
@@ -289,6 +342,122 @@ def judge(q: Quantity, reference: Reference, tree: MetricsTree,
                        produced_by=f"{stage} (no {library})" if library else stage)
 
 
+def _read_refs(q: Quantity, reference: Reference) -> list[str]:
+    """Every "<file>:<key>" the row's verdict depends on, its reference operation's included."""
+    out = [f"{f}:{k}" for f, k in (resolve(r, q.metrics_file) for _, r in q.refs())]
+    if q.reference:
+        out += [f"{f}:{k}" for f, k in (resolve(m, "") for m in reference.references[q.reference].metrics)]
+    return out
+
+
+def _sanity_failure(q: Quantity, reader: _Reader) -> str | None:
+    """The cause of a failed sanity check of a study whose invalidated keys the row reads, if any."""
+    for ref in _read_refs(q, reader.reference):
+        filename, _, key = ref.partition(":")
+        document = reader.tree.document(filename)
+        sanity = document.get("sanity") if isinstance(document, dict) else None
+        if not isinstance(sanity, dict):
+            continue
+        for failure in sanity.get("failed") or ():
+            if any(key == k or key.startswith(k + ".") for k in failure.get("keys", ())):
+                stage = reader.reference.stage_of(filename) or filename
+                return f"measurement failed: stage `{stage}`'s sanity check \"{failure['check']}\": {failure['cause']}"
+    return None
+
+
+def _sample_size(q: Quantity, reader: _Reader) -> float | None:
+    """n: the row's own sample-size key, else the smallest of its stage's declared sample sizes (None for a model
+    stage: exact by construction)."""
+    if q.n:
+        return number(reader.get(q.n))
+    stage = reader.reference.stage_of(q.metrics_file)
+    spec = reader.reference.stages.get(stage) if stage else None
+    if spec is None or not spec.samples:
+        return None
+    document = reader.tree.document(spec.metrics)
+    sizes = [number(v) for key in spec.samples.values() for v in lookup_all(document, key)]
+    sizes = [s for s in sizes if s is not None]
+    return min(sizes) if sizes else None
+
+
+def _binomial(successes: int, trials: int) -> tuple[float, float]:
+    """The exact (Clopper–Pearson) 95 % interval of a fraction of trials (scipy)."""
+    ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=0.95, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def _band(paper: float, fraction: bool) -> tuple[float, float] | None:
+    """The ±25 % band (×0.8–1.25) around a paper value an interval must fit in to tell a difference; a fraction
+    of zero mirrors one (the interval's top at most 0.2); None where a relative band has no meaning (zero)."""
+    lo_tol, hi_tol = HARDWARE_TOLERANCE
+    if paper > 0:
+        return lo_tol * paper, hi_tol * paper
+    if paper < 0:
+        return hi_tol * paper, lo_tol * paper
+    return (0.0, 1.0 - lo_tol) if fraction else None
+
+
+def _too_wide(end: Printed, interval: tuple[float, float], fraction: bool = False) -> bool:
+    band = _band(end.value, fraction)
+    if band is None:
+        return False
+    return interval[0] < band[0] - end.half_unit - _EPS or interval[1] > band[1] + end.half_unit + _EPS
+
+
+def _estimate(q: Quantity, reader: _Reader, ends: tuple[Printed | None, ...]
+              ) -> tuple[Verdict, list[str], tuple | None, tuple | None]:
+    interval = _interval(reader, q.ci, q.scale)
+    interval_high = _interval(reader, q.ci_high, q.scale) if q.is_range else None
+    checks = [(ends[0], interval, "")] + ([(ends[1], interval_high, "high end ")] if q.is_range else [])
+    verdict, reasons = Verdict.REPRODUCED, []
+    for end, iv, label in checks:
+        assert end is not None
+        fraction = bool(_FRACTION.match(end.text))
+        if iv is None:
+            verdict = Verdict.DIFFERS
+            reasons.append(f"{label}no interval: this run's samples give none")
+        elif not _inside(end.value, iv, end.half_unit):
+            verdict = Verdict.DIFFERS
+            reasons.append(f"{label}paper {end.text} outside this run's 95 % interval "
+                           f"{_fmt(iv[0])}–{_fmt(iv[1])} (widened by ±{end.half_unit:g} for its rounding)")
+        elif _too_wide(end, iv, fraction):
+            if verdict is Verdict.REPRODUCED:
+                verdict = Verdict.INCONCLUSIVE
+            reasons.append(f"{label}paper {end.text} inside this run's 95 % interval {_fmt(iv[0])}–{_fmt(iv[1])}, "
+                           "which is wider than ±25 % of it: too few samples to tell a difference (the paper "
+                           "profile's runs narrow it)")
+    return verdict, reasons, interval, interval_high
+
+
+def _fraction(q: Quantity, end: Printed, here: float, n: float | None) -> tuple[Verdict, list[str], tuple | None]:
+    """A fraction of trials ("150/150"): the paper's inside this run's binomial interval for the n it has."""
+    if n is None or n < 1:
+        return Verdict.DIFFERS, [f"a fraction over {0 if n is None else int(n)} trials: nothing to judge"], None
+    trials = round(n)
+    successes = round(here * trials)
+    interval = _binomial(successes, trials)
+    if not _inside(end.value, interval, end.half_unit):
+        return Verdict.DIFFERS, [f"{successes}/{trials} here: the paper's {end.text} is outside its 95 % binomial "
+                                 f"interval {interval[0]:.3g}–{interval[1]:.3g}"], interval
+    if _too_wide(end, interval, fraction=True):
+        return Verdict.INCONCLUSIVE, [f"{successes}/{trials} here: the paper's {end.text} is inside its 95 % binomial "
+                                      f"interval {interval[0]:.3g}–{interval[1]:.3g}, which is wider than ±25 %: "
+                                      "too few trials to tell"], interval
+    return Verdict.REPRODUCED, [f"{successes}/{trials} here, 95 % binomial interval "
+                                f"{interval[0]:.3g}–{interval[1]:.3g}"], interval
+
+
+def _setting(q: Quantity, here: Any, reader: _Reader) -> tuple[bool, str]:
+    ends = q.ends
+    ok, why = _exact(q, here, ends[0], q.value if not q.is_range else q.value[0])
+    document = reader.tree.document(q.metrics_file) or {}
+    profile = document.get("profile")
+    if ok:
+        return True, "a configured value: it is the paper's (shown, not counted)"
+    return False, (f"a configured value: {why or 'not the paper’s'}; the {profile or 'current'} profile sets it "
+                   "(a profile note, not a finding; shown, not counted)")
+
+
 def _judge(q: Quantity, reader: _Reader, stage: str, note: tuple[str, ...]) -> Outcome:
     tree = reader.tree
     raw = reader.get(q.metric)
@@ -313,15 +482,32 @@ def _judge(q: Quantity, reader: _Reader, stage: str, note: tuple[str, ...]) -> O
     backend = _backend(q, reader)
     produced_by = f"{stage} ({backend})" if backend else stage
     failed = _failures(q, reader)
-    n = number(reader.get(q.n)) if q.n else None
+    n = _sample_size(q, reader)
     cells = None
+    grid = None
     if q.cells is not None:
         spanned = number(reader.get(q.cells.metric))
         cells = (int(spanned or 0), q.cells.paper)
+        grid = number(reader.get(q.cells.run)) if q.cells.run else None
     base = {"here": here, "here_high": here_high, "data": data, "n": n, "cells": cells,
             "failure_rate": failed[0] if failed else None, "produced_by": produced_by}
+    if q.kind == "setting":
+        matches, why = _setting(q, here, reader)
+        return Outcome(Verdict.SETTING, (why, *note), setting_matches=matches, **base)
+    insane = _sanity_failure(q, reader)
+    if insane:
+        return Outcome(Verdict.FAILED, (insane, *note), **base)
+    if q.complement is not None:
+        return Outcome(Verdict.NOT_JUDGED, (f"the complement of {q.complement} (100 % minus it): a share and its "
+                                            "complement are one finding, judged once there", *note), **base)
     reasons: list[str] = []
     interval = interval_high = normalised = None
+    if n is not None and n <= 0:
+        return Outcome(Verdict.DIFFERS, ("over zero trials: a value computed from no sample (a sum over nothing is "
+                                         "0, an all() over nothing true) is no result", *note), **base)
+    if cells is not None and cells[0] == 0:
+        return Outcome(Verdict.DIFFERS, (f"over 0 of the paper's {cells[1]} cells: no input to judge", *note),
+                       **base)
     missing = q.kind != "claim" and (here is None or (q.is_range and here_high is None))
     if q.kind == "claim" and any(v is None for v in data.values()):
         missing = True
@@ -334,29 +520,21 @@ def _judge(q: Quantity, reader: _Reader, stage: str, note: tuple[str, ...]) -> O
             reasons.append(f"the stage ran but wrote {what} (`{q.key}` or its data is null)")
         return Outcome(Verdict.DIFFERS, (*reasons, *note), **base)
     ends = q.ends
-    if q.kind == "exact":
+    if q.kind == "exact" and ends[0] is not None and not q.is_range and _FRACTION.match(ends[0].text) and q.n:
+        verdict, why, interval = _fraction(q, ends[0], float(number(here) or 0.0), n)
+        reasons += why
+    elif q.kind == "exact":
         ok, why = _exact(q, here, ends[0], q.value if not q.is_range else q.value[0])
         if q.is_range:
             ok_high, why_high = _exact(q, here_high, ends[1], q.value[1])  # type: ignore[index]
             ok, why = ok and ok_high, "; ".join(w for w in (why, why_high) if w)
         verdict = Verdict.REPRODUCED if ok else Verdict.DIFFERS
         reasons += [f"exact: {why}"] if why else []
+        if ok and q.rounding == "truncate":
+            reasons.append("exact after truncation: the paper drops digits here (consistency table)")
     elif q.kind == "estimate":
-        interval = _interval(reader, q.ci, q.scale)
-        interval_high = _interval(reader, q.ci_high, q.scale) if q.is_range else None
-        checks = [(ends[0], interval, "")] + ([(ends[1], interval_high, "high end ")] if q.is_range else [])
-        verdict = Verdict.REPRODUCED
-        for end, iv, label in checks:
-            if iv is None:
-                verdict = Verdict.DIFFERS
-                reasons.append(f"{label}no interval: this run's samples give none")
-            elif not _inside(end.value, iv, end.half_unit):  # type: ignore[union-attr]
-                verdict = Verdict.DIFFERS
-                reasons.append(f"{label}paper {end.text} outside this run's 95 % interval "  # type: ignore[union-attr]
-                               f"{_fmt(iv[0])}–{_fmt(iv[1])} (widened by ±{end.half_unit:g} for its rounding)")
-            elif end.value and (iv[1] - iv[0]) > WIDE_INTERVAL * abs(end.value):  # type: ignore[union-attr]
-                reasons.append(f"{label}inside a wide interval ({_fmt(iv[0])}–{_fmt(iv[1])}): more runs (the paper "
-                               "profile) narrow it")
+        verdict, why, interval, interval_high = _estimate(q, reader, ends)
+        reasons += why
     elif q.kind == "claim":
         try:
             held = evaluate(q.predicate or "", {**data, "here": here})
@@ -366,44 +544,69 @@ def _judge(q: Quantity, reader: _Reader, stage: str, note: tuple[str, ...]) -> O
         verdict = Verdict.REPRODUCED if held is True else Verdict.DIFFERS
         if held is not True:
             reasons.append(f"the paper's statement does not hold here: `{q.predicate}` is false")
+        unportable = _portability(q, reader)
+        if unportable:
+            verdict = Verdict.NOT_JUDGED
+            reasons = [f"{unportable}: the statement {'holds' if held is True else 'does not hold'} here "
+                       f"(`{q.predicate}`), shown, not judged"]
     else:
         value = number(here)
         if value is None:
             return Outcome(Verdict.DIFFERS, (f"here {here!r} is not a number", *note), **base)
         verdict, why, normalised = _hardware(q, reader, value, here_high)
         reasons += why
-    if verdict is not Verdict.NOT_RUN and failed is not None and failed[0] > (q.failures.paper if q.failures else 0):
+    counted = verdict not in (Verdict.NOT_RUN, Verdict.NOT_JUDGED)
+    if counted and failed is not None and failed[0] > (q.failures.paper if q.failures else 0):
         paper_rate = q.failures.paper if q.failures else 0.0
-        if verdict is Verdict.REPRODUCED:
+        if verdict in (Verdict.REPRODUCED, Verdict.INCONCLUSIVE):
             verdict = Verdict.DIFFERS
         reasons.append(f"{failed[1]}; the value is over the completed runs, and the paper reports "
                        + ("none" if paper_rate == 0 else f"{paper_rate:.1%}"))
     if cells is not None and cells[0] < cells[1]:
-        if verdict in (Verdict.REPRODUCED, Verdict.NOT_JUDGED):
+        if verdict in (Verdict.REPRODUCED, Verdict.INCONCLUSIVE, Verdict.NOT_JUDGED):
             verdict = Verdict.DIFFERS
-        reasons.append(f"spans {cells[0]} of the paper's {cells[1]} cells")
+        detail = ""
+        if grid is not None:
+            missing, failed_cells = cells[1] - int(grid), int(grid) - cells[0]
+            detail = (f": {missing} not in this run's grid ({int(grid)} run)" if missing > 0 else "") + \
+                      (f"{'; ' if missing > 0 else ': '}{failed_cells} where no run completed" if failed_cells > 0
+                       else "")
+        reasons.append(f"spans {cells[0]} of the paper's {cells[1]} cells{detail}")
     if q.marked is not None:
-        success = _interval(reader, q.marked.success, 1.0)
-        if success is None:
-            reasons.append("no success-rate interval to place the paper's mark")
-            verdict = Verdict.DIFFERS
-        else:
-            below, above = success[0] < q.marked.threshold, success[1] >= q.marked.threshold
-            fits = below if q.marked.paper else above
-            if not fits:
-                verdict = Verdict.DIFFERS if verdict is Verdict.REPRODUCED else verdict
-                reasons.append(f"the paper {'marks' if q.marked.paper else 'does not mark'} this cell (success below "
-                               f"{q.marked.threshold:.1%}); here success is {success[0]:.1%}–{success[1]:.1%}")
+        verdict = _mark(q, reader, verdict, reasons)
     library = _library_reason(tree, q.paper_library, backend)
     reasons += [library] if library else []
     return Outcome(verdict, (*reasons, *note), interval=interval, interval_high=interval_high,
                    normalised=normalised, **base)
 
 
+def _mark(q: Quantity, reader: _Reader, verdict: Verdict, reasons: list[str]) -> Verdict:
+    """A cell the paper marks (success below the threshold) or not: marked here when this run's observed success
+    rate is below it; an unmarked cell must not be surely below it (its interval reaches the threshold)."""
+    assert q.marked is not None
+    success = _interval(reader, q.marked.success, 1.0)
+    failed = number(reader.get(q.marked.failure_rate)) if q.marked.failure_rate else None
+    observed = None if failed is None else 1.0 - failed
+    if success is None or (q.marked.paper and observed is None):
+        reasons.append("no success rate to place the paper's mark")
+        return Verdict.DIFFERS
+    if q.marked.paper:
+        fits = observed < q.marked.threshold  # type: ignore[operator]
+        shown = f"here {observed:.1%} of runs succeeded (interval {success[0]:.1%}–{success[1]:.1%})"
+    else:
+        fits = success[1] >= q.marked.threshold
+        shown = f"here success is {success[0]:.1%}–{success[1]:.1%}"
+    if not fits:
+        reasons.append(f"the paper {'marks' if q.marked.paper else 'does not mark'} this cell (success below "
+                       f"{q.marked.threshold:.1%}); {shown}")
+        return Verdict.DIFFERS if verdict in (Verdict.REPRODUCED, Verdict.INCONCLUSIVE) else verdict
+    return verdict
+
+
 COLUMNS = ["id", "paper_id", "where", "claim", "quantity", "source", "kind", "unit", "paper", "paper_value",
            "paper_low", "paper_high", "here", "here_high", "here_text", "ci_low", "ci_high", "ci_high_low",
            "ci_high_high", "normalised", "ratio", "data", "n", "failure_rate", "cells_here", "cells_paper",
-           "verdict", "why", "produced_by", "table", "sensitivity", "main"]
+           "verdict", "why", "produced_by", "table", "sensitivity", "main", "setting_matches"]
 
 
 def _paper_text(q: Quantity) -> str:
@@ -460,6 +663,7 @@ def collect(reference: Reference, tree: MetricsTree | Path,
             "cells_here": o.cells[0] if o.cells else None, "cells_paper": o.cells[1] if o.cells else None,
             "verdict": o.verdict.value, "why": "; ".join(o.reasons), "produced_by": o.produced_by,
             "table": "sensitivity" if q.sensitivity else "main", "sensitivity": q.sensitivity, "main": q.main,
+            "setting_matches": o.setting_matches,
         })
     # object columns: a count stays an int (5000, not 5000.0) beside floats, text and blanks
     return pd.DataFrame({column: pd.Series([r[column] for r in rows], dtype=object) for column in COLUMNS})

@@ -13,7 +13,7 @@ from pqlab import io, machine
 from pqlab.analysis import amortisation as analysis
 from pqlab.analysis import costs as cost_analysis
 from pqlab.analysis.amortisation_schema import AmortisationMetrics
-from pqlab.errors import StudyInputError
+from pqlab.errors import StudyInputError, warn
 from pqlab.experiments import adaptive_sweep, costs
 from pqlab.experiments import amortisation as sweep
 from pqlab.experiments import amortisation_models as models
@@ -91,6 +91,8 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
         settings, inputs, compared, per_trial, omission, equivocation, sensitivity, provenance, info) | {
         "storage_skipped": raw_metadata["storage_skipped"], "wall_s": raw_metadata["wall_s"],
         "raw_samples": raw_samples.source(raw_metadata)})
+    for failure in headline["sanity"]["failed"]:
+        warn(f"amortisation: sanity check failed: {failure['cause']}")
     metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings) | {"study": STAGE, "inputs": provenance}
     table, model = analysis.table2(compared, means, cfg), analysis.model_table(inputs, cfg)
     detection, curve = analysis.omission_table(omission), analysis.curve_csv(compared)

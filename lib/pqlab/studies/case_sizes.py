@@ -7,7 +7,7 @@ from dataclasses import replace
 import matplotlib.pyplot as plt
 
 from pqlab import framing, machine
-from pqlab.case import algorithms, size_tables
+from pqlab.case import algorithms, messages, size_tables
 from pqlab.case.configurations import case_message_sizes, table1_config
 from pqlab.figures.case_sizes import fig1_case_sizes
 from pqlab.framing import FramingParams
@@ -89,6 +89,8 @@ class CaseSizesMetrics(StageMetrics):
     certificates: CertificateSizes
     algorithms: dict[str, AlgorithmSizes]
     fit_limit: int
+    sigma1_random_octets: int          # the encoder's Sigma1 random (kSigmaParamRandomNumberSize)
+    chain_reference_octets: int        # what a cached chain is replaced by (§III-A)
 
 
 METRICS = CaseSizesMetrics
@@ -135,7 +137,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
                          "matter_header_bytes": fr.matter_header_bytes} | framing_facts(fr),
              "certificates": certificate_sizes(fields), "algorithms": algorithm_sizes()}
     headline = validated(CaseSizesMetrics, size_tables.metrics(table, resume, real, extra)
-                         | {"fit_limit": int(table["fits_limit"].sum())})
+                         | {"fit_limit": int(table["fits_limit"].sum()), "sigma1_random_octets": messages.RANDOM_OCTETS,
+                            "chain_reference_octets": messages.CHAIN_REFERENCE_OCTETS})
     figure = fig1_case_sizes(table, fr.max_app_payload)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), stable=True)
     per_field = fields.pivot_table(index=["message", "field"], columns="config", values="bytes", sort=False)

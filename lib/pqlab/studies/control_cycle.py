@@ -5,13 +5,14 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from pqlab.analysis import control_cycle
+from pqlab.errors import warn
 from pqlab.figures.control_cycle import fig6_scan
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.typed_metrics import MetricsNode, RawSource, Sanity, StageMetrics, validated
 
 STAGE = "control_cycle"
 RAW = raw_samples.spec(STAGE)
@@ -74,6 +75,7 @@ class ControlCycleMetrics(StageMetrics):
     period_us: float
     deadline_us: float
     cycles_total: int
+    configurations_measured: int
     deadline_misses_total: int
     median_range_us: MedianRange
     max_response_us: float
@@ -85,6 +87,9 @@ class ControlCycleMetrics(StageMetrics):
     per_scan_cost_us: ScanCosts
     evidence_us: TagCosts
     second_tag_and_chain_us: float | None
+    per_scan_cost_scans: dict[str, int]
+    rounds: int
+    sanity: Sanity
     evidence_back_to_back_us: TagCosts
     scheduling: Scheduling
     cpu_model: str | None
@@ -108,12 +113,16 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     cost["back_to_back_evidence_p50_us"] = [warm.get(int(t), 0.0) for t in cost["tags"]]
     added = control_cycle.added_cost(samples, cfg, seed=settings.seed)
     if len(added):
-        cost = cost.merge(added[["tags", "added_us", "added_lo_us", "added_hi_us"]], on="tags", how="left")
+        over_scan = added[added["over"] == 0]
+        cost = cost.merge(over_scan[["tags", "added_us", "added_lo_us", "added_hi_us"]], on="tags", how="left")
     extra = {key: raw_metadata[key] for key in ("cpu_model", "clock_read_ns")}
     extra["host"] = raw_metadata["host_note"]
     headline = validated(ControlCycleMetrics, control_cycle.metrics(summary, cost, runs, settings, extra, added)
                          | {"raw_samples": raw_samples.source(raw_metadata)})
-    figure = fig6_scan(samples, summary, control_cycle.deadline_ns(cfg) / 1000, raw_metadata["cpu_model"])
+    for failure in headline["sanity"]["failed"]:
+        warn(f"control_cycle: sanity check failed: {failure['cause']}")
+    fig6 = samples[samples["configuration"].isin(list(cfg.configurations))]
+    figure = fig6_scan(fig6, summary, control_cycle.deadline_ns(cfg) / 1000, raw_metadata["cpu_model"])
     table = control_cycle.summary_table(summary)
     with OutputSet(paths, STAGE) as out:
         out.parquet(paths.derived / "control_cycle_summary.parquet", summary, metadata)

@@ -65,6 +65,7 @@ class DesignSpaceMetrics(StageMetrics):
     fips_points_that_fit: int
     new_signature_points: int
     new_signature_dominated_fraction: float
+    device_clock_mhz: float           # the responder's clock the pqm4 cycle counts are divided by
 
 
 METRICS = DesignSpaceMetrics
@@ -98,7 +99,8 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
                           for name, fam in design_tables.RESTRICTIONS.items()], ignore_index=True)
     fits = design_tables.fits_table(space)
     headline = validated(DesignSpaceMetrics, design_tables.metrics(space, device, pareto)
-                         | {"profile": settings.profile} | space_facts(space, pareto))
+                         | {"profile": settings.profile, "device_clock_mhz": cycles.clock_mhz}
+                         | space_facts(space, pareto))
     figure = fig6_design_space(space, pareto)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), stable=True) | {
         "cycles_source": cycles.source_commit}

@@ -54,7 +54,18 @@ class DisclosureDelay(MetricsNode):
     max_seconds: float
 
 
+class Samples(MetricsNode):
+    """How many trials the numbers rest on (each row's n): the auditor's per k, the controller's one- vs two-tag
+    comparison, the prover's."""
+
+    auditor_trials: int
+    controller_trials: int
+    prover_trials: int
+    prover_reports: int
+
+
 class DeviceOriginMetrics(StageMetrics):
+    samples: Samples
     auditor: dict[str, AuditLevels]
     in_order_with_mac_us: float
     in_order_traversal_us: float
@@ -88,8 +99,12 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     table = analysis.auditor_table(auditor, analysis.delay_summary(delays, rate), raw_metadata["components"])
     comparison = analysis.tags_table(tags, samples, builds)
     provenance = {key: raw_metadata[key] for key in PROVENANCE} | {"profile": settings.profile}
+    counted = {"auditor_trials": int(auditor.groupby("k")["trial"].nunique().min()) if len(auditor) else 0,
+               "controller_trials": int(tags["trial"].nunique()), "prover_trials": int(samples["trial"].nunique()),
+               "prover_reports": len(samples)}
     headline = validated(DeviceOriginMetrics, analysis.metrics(table, comparison, provenance, rate)
-                         | {"cpu_model": raw_metadata["cpu_model"], "raw_samples": raw_samples.source(raw_metadata)})
+                         | {"samples": counted, "cpu_model": raw_metadata["cpu_model"],
+                            "raw_samples": raw_samples.source(raw_metadata)})
     figure = fig5_auditor(auditor, raw_metadata["cpu_model"])
     with OutputSet(paths, STAGE) as out:
         out.table(table, paths.amort_figs / "device_origin_auditor", markdown=table.round(4))

@@ -67,6 +67,7 @@ class FullImageMetrics(StageMetrics):
     signature: SignatureReference
     image_source: str
     reliable: bool
+    repetitions: int                  # the fewest timed repetitions of a cache condition (each row's n)
     cpu_model: str | None
     raw_samples: RawSource
 
@@ -86,7 +87,8 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     table = image_runs.table5(samples, reference["median_us"], unreliable)
     headline = image_runs.metrics(samples, table, reference, copy_digest) | {
         "profile": settings.profile, "cpu_model": raw_metadata["cpu_model"],
-        "image_source": raw_metadata["image_source"], "raw_samples": raw_samples.source(raw_metadata)}
+        "image_source": raw_metadata["image_source"], "raw_samples": raw_samples.source(raw_metadata),
+        "repetitions": int(samples.groupby("condition").size().min()) if len(samples) else 0}
     headline = validated(FullImageMetrics, headline)
     figure = full_image_times(samples, reference["median_us"], raw_metadata["cpu_model"])
     with OutputSet(paths, STAGE) as out:

@@ -7,6 +7,7 @@ from pqlab import machine, report
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.report.schema import ModelLookup
+from pqlab.report.verdicts import FINDINGS
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
 from pqlab.typed_metrics import stage_model
@@ -27,13 +28,20 @@ def run(settings: StudyParams | None, paths: ProjectPaths, *, progress: bool = T
     reference = report.load_reference(paths.paper_reference, models)
     text, table, coverage, consistency = report.build(reference, paths.root, models)
     main = table[table["table"] == "main"]
+    findings = main[main["kind"].isin(FINDINGS)]
+    settings_rows = main[main["kind"] == "setting"]
     summary = {
-        "rows": len(table), "main_rows": len(main),
+        "rows": len(table), "main_rows": len(main), "findings": len(findings),
         "main_rows_by_paper": _counts(main, "paper_id"),
-        "verdicts": _counts(main),
-        "kind_verdicts": {kind: _counts(main[main["kind"] == kind]) for kind in sorted(set(main["kind"]))},
+        "verdicts": _counts(findings),
+        "kind_verdicts": {kind: _counts(findings[findings["kind"] == kind]) for kind in sorted(set(findings["kind"]))},
+        "paper_kind_verdicts": {paper: {kind: _counts(rows[rows["kind"] == kind]) for kind in sorted(set(rows["kind"]))}
+                                for paper, rows in findings.groupby("paper_id")},
+        "settings": {"rows": len(settings_rows),
+                     "as_the_papers": int(settings_rows["setting_matches"].fillna(False).astype(bool).sum())},
         "sensitivity": _counts(table[table["table"] == "sensitivity"]),
-        "consistency": _counts(consistency) if len(consistency) else {},
+        "consistency": {paper: _counts(rows) for paper, rows in consistency.groupby("paper_id")}
+        if len(consistency) else {},
         "coverage": _counts(coverage.assign(state=coverage["status"].str.split(":").str[0]), "state"),
     }
     with OutputSet(paths, STAGE) as out:

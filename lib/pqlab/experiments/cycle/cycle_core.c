@@ -222,7 +222,7 @@ static void *loop_thread(void *arg) {
         checksum ^= pq_scan_once(a->scan);
         clock_gettime(CLOCK_MONOTONIC, &worked);
         done = worked;
-        int evidence = recorded && cfg->evidence_every && k % cfg->evidence_every == 0;
+        int evidence = recorded && cfg->evidence_every && (k + cfg->evidence_offset) % cfg->evidence_every == 0;
         if (evidence) {
             int hook = cfg->hook(cfg->hook_ctx, ++evidence_seq, (uint64_t)ts_ns(&worked));
             clock_gettime(CLOCK_MONOTONIC, &done);

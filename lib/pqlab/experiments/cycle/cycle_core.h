@@ -45,6 +45,7 @@ typedef struct {
     int fifo_priority;        /* its priority, 1..99 */
     uint32_t workload_blocks; /* size of the synthetic scan: PID blocks + interlock rungs per block */
     uint32_t evidence_every;  /* 0 = never; n = on every n-th recorded cycle */
+    uint32_t evidence_offset; /* recorded cycles of this configuration before this run: the schedule continues */
     pq_cycle_hook hook;       /* evidence generation; NULL when evidence_every == 0 */
     void *hook_ctx;
 } pq_cycle_config;

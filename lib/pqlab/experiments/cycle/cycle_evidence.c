@@ -59,3 +59,39 @@ void pq_evidence_free(pq_evidence *ev) {
     amort_device_free(ev->device);
     free(ev);
 }
+
+struct pq_rotation {
+    pq_evidence *one, *two;
+    uint64_t calls;
+};
+
+pq_rotation *pq_rotation_new(const pq_evidence_config *one, const pq_evidence_config *two) {
+    if (!one || !two || one->tags != PQ_EVIDENCE_ONE_TAG || two->tags != PQ_EVIDENCE_TWO_TAGS) return NULL;
+    pq_rotation *rot = calloc(1, sizeof *rot);
+    if (!rot) return NULL;
+    rot->one = pq_evidence_new(one);
+    rot->two = pq_evidence_new(two);
+    if (!rot->one || !rot->two) {
+        pq_rotation_free(rot);
+        return NULL;
+    }
+    return rot;
+}
+
+int pq_rotation_variant(uint64_t call) { return (int)(call % 3u); }
+
+int pq_rotation_hook(void *ctx, uint64_t seq, uint64_t now_ns) {
+    pq_rotation *rot = ctx;
+    int variant = pq_rotation_variant(rot->calls++);
+    (void)seq; /* each device numbers its own reports: one in three cycles each */
+    if (variant == 0) return 0;
+    pq_evidence *ev = variant == 1 ? rot->one : rot->two;
+    return pq_evidence_hook(ev, amort_device_seq(ev->device) + 1, now_ns);
+}
+
+void pq_rotation_free(pq_rotation *rot) {
+    if (!rot) return;
+    pq_evidence_free(rot->one);
+    pq_evidence_free(rot->two);
+    free(rot);
+}

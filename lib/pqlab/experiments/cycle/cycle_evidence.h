@@ -39,6 +39,20 @@ size_t pq_evidence_last(const pq_evidence *ev, uint8_t *buf, size_t cap);
 void pq_evidence_anchor(const pq_evidence *ev, uint8_t out[32]);
 void pq_evidence_free(pq_evidence *ev);
 
+/* The per-scan cost run: no evidence, one tag and two tags with the chain step in rotation, cycle by cycle, so
+ * the three workloads meet the same state of the host (its caches, its other tenants) and their difference is
+ * the added work alone. Cycle i of the recorded cycles runs variant i % 3 (0: none, 1: one tag, 2: two tags);
+ * every variant, the empty one too, goes through the same hook call and clock reads. */
+typedef struct pq_rotation pq_rotation;
+
+/* NULL on bad configuration (`one` must be a one-tag config, `two` a two-tag one) or allocation failure. */
+pq_rotation *pq_rotation_new(const pq_evidence_config *one, const pq_evidence_config *two);
+/* pq_cycle_hook: the next variant of the rotation; 0 on success. */
+int pq_rotation_hook(void *ctx, uint64_t seq, uint64_t now_ns);
+/* The variant the n-th call (0-based) ran: n % 3. */
+int pq_rotation_variant(uint64_t call);
+void pq_rotation_free(pq_rotation *rot);
+
 #ifdef __cplusplus
 }
 #endif

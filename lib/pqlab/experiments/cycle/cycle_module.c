@@ -104,18 +104,37 @@ static PyObject *sample_buffer(size_t n, size_t size, const char *field) {
     return PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * size));
 }
 
+/* (spec_one, spec_two) -> the rotation of no evidence, one tag and two tags (cycle_evidence.h) */
+static pq_rotation *new_rotation(PyObject *pair) {
+    pq_evidence_config one, two;
+    pq_rotation *rot;
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        cycle_error("PQ_CYCLE_EINVAL", "rotation", "must be a pair (one-tag spec, two-tag spec)");
+        return NULL;
+    }
+    if (parse_evidence(PyTuple_GET_ITEM(pair, 0), &one) < 0 || parse_evidence(PyTuple_GET_ITEM(pair, 1), &two) < 0)
+        return NULL;
+    if ((rot = pq_rotation_new(&one, &two)) == NULL)
+        cycle_error("PQ_CYCLE_EINVAL", "rotation", "needs a one-tag spec then a two-tag spec the device path accepts");
+    return rot;
+}
+
 static PyObject *py_run(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"period_ns", "cycles", "warmup", "cpu", "try_fifo", "fifo_priority",
-                            "workload_blocks", "evidence_every", "evidence", NULL};
+                            "workload_blocks", "evidence_every", "evidence", "rotation", "evidence_offset", NULL};
     PyObject *o_period, *o_cycles, *o_warmup, *o_cpu, *o_priority, *o_blocks, *o_every, *spec = Py_None;
+    PyObject *pair = Py_None, *variants = NULL, *o_offset = NULL;
+    long long offset = 0;
     PyObject *latency = NULL, *work = NULL, *evid = NULL, *flag = NULL, *cpus = NULL, *result = NULL;
     long long period_ns, cycles, warmup, cpu, priority, blocks, every;
     int try_fifo, status;
     pq_evidence *ev = NULL;
+    pq_rotation *rot = NULL;
     (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOpOOO|O", names, &o_period, &o_cycles, &o_warmup, &o_cpu,
-                                     &try_fifo, &o_priority, &o_blocks, &o_every, &spec))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOpOOO|OOO", names, &o_period, &o_cycles, &o_warmup, &o_cpu,
+                                     &try_fifo, &o_priority, &o_blocks, &o_every, &spec, &pair, &o_offset))
         return NULL;
+    if (o_offset != NULL && bounded(o_offset, 0, PQ_CYCLE_MAX_CYCLES, "evidence_offset", &offset) < 0) return NULL;
     if (bounded(o_period, 10000, 10LL * 1000000000LL, "period_ns", &period_ns) < 0 ||
         bounded(o_cycles, 1, PQ_CYCLE_MAX_CYCLES, "cycles", &cycles) < 0 ||
         bounded(o_warmup, 0, PQ_CYCLE_MAX_CYCLES, "warmup", &warmup) < 0 ||
@@ -123,7 +142,12 @@ static PyObject *py_run(PyObject *self, PyObject *args, PyObject *kwargs) {
         bounded(o_blocks, 1, PQ_SCAN_MAX_BLOCKS, "workload_blocks", &blocks) < 0 ||
         bounded(o_every, 0, UINT32_MAX, "evidence_every", &every) < 0)
         return NULL;
-    if (every) {
+    if (pair != Py_None) {
+        if (every != 1 || spec != Py_None)
+            return cycle_error("PQ_CYCLE_EINVAL", "rotation", "a rotation runs on every cycle (evidence_every 1) "
+                               "and replaces the evidence spec");
+        if ((rot = new_rotation(pair)) == NULL) return NULL;
+    } else if (every) {
         if (spec == Py_None) return cycle_error("PQ_CYCLE_EINVAL", "evidence", "evidence_every > 0 needs an evidence spec");
         if ((ev = new_evidence(spec)) == NULL) return NULL;
     }
@@ -137,7 +161,9 @@ static PyObject *py_run(PyObject *self, PyObject *args, PyObject *kwargs) {
     pq_cycle_config cfg = {
         .period_ns = period_ns, .cycles = (uint32_t)cycles, .warmup = (uint32_t)warmup, .cpu = (int)cpu,
         .try_fifo = try_fifo, .fifo_priority = (int)priority, .workload_blocks = (uint32_t)blocks,
-        .evidence_every = (uint32_t)every, .hook = every ? pq_evidence_hook : NULL, .hook_ctx = ev,
+        .evidence_every = (uint32_t)every, .evidence_offset = (uint32_t)offset,
+        .hook = rot ? pq_rotation_hook : (every ? pq_evidence_hook : NULL),
+        .hook_ctx = rot ? (void *)rot : (void *)ev,
     };
     pq_cycle_samples samples = {
         (int64_t *)PyBytes_AS_STRING(latency), (int64_t *)PyBytes_AS_STRING(work),
@@ -161,8 +187,12 @@ static PyObject *py_run(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     uint8_t last[PQ_EVIDENCE_MAX_REPORT];
     size_t last_len = ev ? pq_evidence_last(ev, last, sizeof last) : 0;
+    /* the variant each recorded cycle ran (all 0 without a rotation: the hook is called on every cycle then) */
+    if ((variants = sample_buffer(n, 1, "cycles")) == NULL) goto done;
+    for (size_t i = 0; i < n; i++) PyBytes_AS_STRING(variants)[i] = (char)(rot ? pq_rotation_variant(i) : 0);
     result = Py_BuildValue(
-        "{sOsOsOsOsOsisisisisisisisisLsLsLsKsy#}", "latency_ns", latency, "work_ns", work, "evidence_ns", evid,
+        "{sOsOsOsOsOsOsisisisisisisisisLsLsLsKsy#}", "latency_ns", latency, "work_ns", work, "evidence_ns", evid,
+        "variant", variants,
         "evidence", flag, "cpu", cpus, "affinity_errno", report.affinity_errno, "affinity_cpus",
         report.affinity_cpus, "affinity_is_target", report.affinity_is_target, "fifo_errno", report.fifo_errno,
         "policy", report.policy, "priority", report.priority, "off_target_cycles", (int)report.off_target_cycles,
@@ -171,12 +201,14 @@ static PyObject *py_run(PyObject *self, PyObject *args, PyObject *kwargs) {
         "workload_checksum", (unsigned long long)report.workload_checksum, "last_report", (const char *)last,
         (Py_ssize_t)last_len);
 done:
+    Py_XDECREF(variants);
     Py_XDECREF(latency);
     Py_XDECREF(work);
     Py_XDECREF(evid);
     Py_XDECREF(flag);
     Py_XDECREF(cpus);
     pq_evidence_free(ev);
+    pq_rotation_free(rot);
     return result;
 }
 
@@ -290,8 +322,10 @@ static PyObject *py_clock_pairs(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))py_run, METH_VARARGS | METH_KEYWORDS,
-     "run(period_ns, cycles, warmup, cpu, try_fifo, fifo_priority, workload_blocks, evidence_every, evidence=None)"
-     " -> dict: the periodic loop on one pinned core; per-cycle samples as bytes"},
+     "run(period_ns, cycles, warmup, cpu, try_fifo, fifo_priority, workload_blocks, evidence_every, evidence=None, "
+     "rotation=None, evidence_offset=0) -> dict: the periodic loop on one pinned core; per-cycle samples as bytes "
+     "(rotation: (one-tag spec, two-tag spec), no evidence / one tag / two tags cycle by cycle; evidence_offset: "
+     "cycles of the configuration recorded before, so its evidence schedule continues)"},
     {"reports", py_reports, METH_VARARGS,
      "reports(evidence_spec, timestamps) -> (list of report octets for seq 1..n, anchor K0)"},
     {"clock_pairs", py_clock_pairs, METH_VARARGS,
