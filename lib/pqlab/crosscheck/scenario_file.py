@@ -87,9 +87,11 @@ def render(run: Ns3Run, params: ThreadParams, *, seed: int, start_ms: float, spa
     directions = [DOWN if hs % 2 == 0 else UP for hs in range(4)]
     lines += [
         _line("bitmap_payload", [plan.payloads[u] for u in plan.bitmap_unit]),
-        _line("bitmap_lf_us", [loss_free_us(plan, [u], 1 - d) for u, d in zip(plan.bitmap_unit, directions, strict=False)]),
+        _line("bitmap_lf_us", [loss_free_us(plan, [u], 1 - d)
+                               for u, d in zip(plan.bitmap_unit, directions, strict=True)]),
         _line("request_payload", [plan.payloads[u] for u in plan.request_unit]),
-        _line("request_lf_us", [loss_free_us(plan, [u], 1 - d) for u, d in zip(plan.request_unit, directions, strict=False)]),
+        _line("request_lf_us", [loss_free_us(plan, [u], 1 - d)
+                                for u, d in zip(plan.request_unit, directions, strict=True)]),
         _line("ack_payload", [plan.payloads[plan.ack_unit]]),
         _line("ack_lf_us", [loss_free_us(plan, [plan.ack_unit], DOWN)]),
     ]

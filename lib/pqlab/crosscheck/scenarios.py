@@ -90,6 +90,8 @@ def transfer_model(thread: ThreadParams) -> ThreadParams:
 def _pqlab_transfer(case: Case, thread: ThreadParams, runs: int) -> pd.DataFrame:
     plan = build_plan(case.scenario, transfer_model(thread))
     units = plan.n_units[0]
+    # every frame of the message crosses every hop once (loss-free)
+    psdu_bytes = case.hops * sum(sum(plan.units[u]) for u in range(plan.first_unit[0], plan.first_unit[0] + units))
     rows = []
     for run in range(runs):
         _, events = core.trace(plan, run)
@@ -97,9 +99,9 @@ def _pqlab_transfer(case: Case, thread: ThreadParams, runs: int) -> pd.DataFrame
         ok = len(delivered) >= units
         done = int(delivered[units - 1, 1]) if ok else -1
         frames = events[(events[:, 0] == 0) & (events[:, 2] == 0) & ((events[:, 1] < done) | (done < 0))]
-        rows.append((run, int(ok), done, -1 if ok else 0, 0, 0, len(frames)))
+        rows.append((run, int(ok), done, -1 if ok else 0, 0, 0, len(frames), psdu_bytes))
     return pd.DataFrame(rows, columns=["run", "ok", "time_us", "failed_message", "retransmissions", "spurious",
-                                       "frames"])
+                                       "frames", "psdu_bytes"])
 
 
 def run_pqlab(case: Case, thread: ThreadParams, runs: int) -> pd.DataFrame:
@@ -110,7 +112,8 @@ def run_pqlab(case: Case, thread: ThreadParams, runs: int) -> pd.DataFrame:
         result = core.run(build_plan(case.scenario, thread), 0, runs)
         frame = pd.DataFrame(result, columns=list(core.RESULT_FIELDS))
         frame.insert(0, "run", np.arange(runs, dtype="int64"))
-        frame = frame[["run", "ok", "time_us", "failed_message", "retransmissions", "spurious", "frames"]]
+        frame = frame[["run", "ok", "time_us", "failed_message", "retransmissions", "spurious", "frames"]].copy()
+        frame["psdu_bytes"] = -1  # not recorded by the core
     for column, value in case.key("pqlab").items():
         frame[column] = value
     frame["simulator"] = "pqlab"
