@@ -88,7 +88,7 @@ def test_the_section_names_only_known_loss_scenarios_and_roles():
 
     raw = yaml.safe_load(PARAMS.read_text())
     raw["transport_crosscheck"]["losses"] = ["none", "storm"]
-    with pytest.raises(ParamsError, match="transport_crosscheck.losses.1"):
+    with pytest.raises(ParamsError, match=r"transport_crosscheck\.losses\.1"):
         resolve(raw)
     with pytest.raises(ValueError, match="shared_losses"):
         CrosscheckParams(losses=("none",), shared_losses=("iid_15",))

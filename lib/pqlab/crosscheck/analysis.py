@@ -36,7 +36,7 @@ def describe(frame: pd.DataFrame, resamples: int, confidence: float, seed: int) 
     """One simulator's runs of one scenario: time quantiles (s) of completed runs, failure rate, means per run."""
     done = frame[frame["ok"] == 1]["time_us"].to_numpy(dtype=np.float64) / 1e6
     q = stats.quantile_cis(done, resamples, confidence, seed, QUANTILES)
-    out = {"runs": int(len(frame)), "completed": int(len(done)),
+    out = {"runs": len(frame), "completed": len(done),
            "failure_rate": float(1.0 - len(done) / len(frame)) if len(frame) else float("nan")}
     for name in QUANTILES:
         out[f"{name}_s"], out[f"{name}_lo_s"], out[f"{name}_hi_s"] = q[name], q[f"{name}_lo"], q[f"{name}_hi"]

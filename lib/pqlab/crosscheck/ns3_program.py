@@ -30,7 +30,7 @@ PROGRAM_ENV = "PQLAB_NS3_PROGRAM"
 REQUIRE_ENV = "PQLAB_REQUIRE_NS3"
 RESULT_FIELDS = ("run", "ok", "time_us", "failed_message", "retransmissions", "spurious", "frames", "ack_frames",
                  "mac_drops", "noack_drops", "cca_drops", "phy_rx_drops", "loss_model_drops", "datagrams_sent",
-                 "datagrams_recv", "psdu_bytes")
+                 "datagrams_recv", "psdu_bytes", "turnaround_ignored")
 
 
 class Ns3Error(PqlabError, RuntimeError):
@@ -159,7 +159,11 @@ def run_file(program: Path, scenario_text: str, *, timeout_s: float = 3600.0) ->
         except subprocess.TimeoutExpired as exc:
             raise Ns3Error(f"ns-3 program: no result within {timeout_s:.0f} s") from exc
     if done.returncode != 0:
-        raise Ns3Error(f"ns-3 program exited {done.returncode}: {(done.stderr or done.stdout)[-2000:]}")
+        kept = Path(tempfile.mkstemp(prefix="pqlab-ns3-failed-", suffix=".txt")[1])
+        kept.write_text(scenario_text)
+        last = [line for line in done.stdout.splitlines() if line.startswith("run ")][-1:]
+        raise Ns3Error(f"ns-3 program exited {done.returncode} (scenario kept in {kept}; last finished run: "
+                       f"{last[0].split()[1] if last else 'none'}): {done.stderr[-2000:]}")
     return parse(done.stdout)
 
 

@@ -68,11 +68,15 @@ def cases(cross: CrosscheckParams, thread: ThreadParams, configs: Mapping[str, S
                                     topologies))
     quiet = next(loss for loss in thread.scenarios if thread.scenarios[loss].p_good == 0
                  and thread.scenarios[loss].fraction_bad == 0)
+    seen: set[tuple[int, str]] = set()
     for role, name in names.items():
         for message in cross.transfer_messages:
             size = int(configs[name][MESSAGE_NAMES.index(message)])
             oversized = size > thread.framing.max_app_payload
             for transport in (cross.transfer_transports if oversized else (SINGLE_LABEL,)):
+                if (size, transport) in seen:
+                    continue  # the same message (the 8-B status report of every configuration) once
+                seen.add((size, transport))
                 for hops in cross.hops:
                     scenario = Scenario((size, FILLER_BYTES, FILLER_BYTES, FILLER_BYTES), hops, quiet, False,
                                         "ipv6" if transport == SINGLE_LABEL else transport)

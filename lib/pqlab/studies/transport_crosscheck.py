@@ -26,6 +26,7 @@ from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
 
 STAGE = "transport_crosscheck"
 RAW = raw_samples.spec(STAGE)
+MULTI_FRAME = 5  # transfers of at least this many frames show the per-frame extra time (one frame: its backoff)
 
 
 class Scenario(MetricsNode):
@@ -48,25 +49,28 @@ class Claims(MetricsNode):
 
     agreement_pct: float
     transfers: int                       # loss-free transfer rows on the chain
-    transfers_within: int                # ... whose ratio is within ±agreement_pct
-    transfer_ratio_min: float
+    transfers_within: int                # ... whose ratio is within ±agreement_pct, no run failed on either side
+    transfers_ns3_failing: int           # ... where some ns-3 transfer never completed (a datagram dropped)
+    transfer_ratio_min: float            # over the rows with a ratio (both completed runs)
     transfer_ratio_max: float
     single_datagram_transfers: int       # transfers whose message is one datagram (no pipelining over hops)
     single_datagram_within: int
     single_datagram_ratio_min: float
     single_datagram_ratio_max: float
-    ns3_extra_per_frame_us_median: float  # ns-3's time per frame beyond pqlab's per-frame formula (loss-free)
+    ns3_extra_per_frame_us_median: float  # ns-3's time per frame beyond pqlab's per-frame formula (loss-free
+                                          # transfers of MULTI_FRAME frames or more: one frame shows the backoff)
     ns3_lifs_us: float                    # ns-3's long interframe space after each acknowledged frame
     lossy_scenarios: int                 # handshake scenarios with loss (chain) where both have completed runs
     lossy_ratio_ci_covers_one: int       # ... whose ratio interval contains 1
-    handshake_scenarios: int             # every handshake scenario (chain) where both have completed runs
-    handshakes_within: int               # ... whose ratio is within ±agreement_pct
+    handshake_scenarios: int             # every handshake scenario on the chain
+    handshakes_within: int               # ... whose ratio is within ±agreement_pct, no run failed on either side
     pull_within: int                     # pull-segmentation and single-datagram handshakes (one datagram in flight)
     pull_scenarios: int
     multi_datagram_within: int           # IPv6 fragmentation and block transfer (several datagrams in flight)
     multi_datagram_scenarios: int
     ns3_cca_drops_multi_datagram: float  # ns-3 frames dropped on channel-access failure per handshake (mean)
     ns3_cca_drops_single_datagram: float
+    ns3_noack_drops_multi_datagram: float  # ... dropped after every MAC retry went unacknowledged
     ns3_failure_rate_multi_datagram: float
     pqlab_failure_rate_multi_datagram: float
 
@@ -104,38 +108,47 @@ def _scenario_metrics(row) -> dict:
             "ks_p": _number(row["ks_p"]), "ns3_cca_drops": _number(row.get("ns3_cca_drops"))}
 
 
-def _within(ratios: pd.Series, pct: float) -> int:
-    return int(((ratios - 1.0).abs() <= pct / 100.0).sum())
+def _agreeing(rows: pd.DataFrame, pct: float) -> int:
+    """Rows whose ratio is within ±pct and where neither simulator failed a run."""
+    ok = (rows["ratio"] - 1.0).abs() <= pct / 100.0
+    return int((ok & (rows["pqlab_failure_rate"] == 0) & (rows["ns3_failure_rate"] == 0)).sum())
+
+
+def _extreme(series: pd.Series, how: str) -> float:
+    finite = series.dropna()
+    return float(getattr(finite, how)()) if len(finite) else float("nan")
 
 
 def claims(compared: pd.DataFrame, transfers: pd.DataFrame, pct: float, lifs_us: float) -> dict:
-    """The numbers the report's crosscheck rows judge (chain topology, the issue's setting)."""
-    chain_t = transfers[(transfers["topology"] == "chain") & transfers["ratio"].notna()]
+    """The numbers the report's crosscheck rows judge (chain topology, the issue's setting). A transfer or handshake
+    row agrees when its ratio of medians is within ±pct and neither simulator failed a run of it."""
+    chain_t = transfers[transfers["topology"] == "chain"]
     single_t = chain_t[chain_t["transport"] == "datagram"]
     hand = compared[(compared["kind"] == "handshake") & (compared["topology"] == "chain")]
-    both = hand[hand["ratio"].notna()]
-    lossy = both[both["loss"] != "none"]
-    one_in_flight = both["transport"].isin(["pull", "datagram"])
-    multi_all = hand[hand["transport"].isin(["ipv6", "block"])]
-    single_all = hand[~hand["transport"].isin(["ipv6", "block"])]
+    lossy = hand[(hand["loss"] != "none") & hand["ratio"].notna()]
+    one = hand[hand["transport"].isin(["pull", "datagram"])]
+    multi = hand[hand["transport"].isin(["ipv6", "block"])]
     return {
-        "agreement_pct": pct, "transfers": len(chain_t), "transfers_within": _within(chain_t["ratio"], pct),
-        "transfer_ratio_min": float(chain_t["ratio"].min()), "transfer_ratio_max": float(chain_t["ratio"].max()),
-        "single_datagram_transfers": len(single_t), "single_datagram_within": _within(single_t["ratio"], pct),
-        "single_datagram_ratio_min": float(single_t["ratio"].min()),
-        "single_datagram_ratio_max": float(single_t["ratio"].max()),
-        "ns3_extra_per_frame_us_median": float(chain_t["ns3_extra_per_frame_us"].median()),
+        "agreement_pct": pct, "transfers": len(chain_t), "transfers_within": _agreeing(chain_t, pct),
+        "transfer_ratio_min": _extreme(chain_t["ratio"], "min"),
+        "transfer_ratio_max": _extreme(chain_t["ratio"], "max"),
+        "transfers_ns3_failing": int((chain_t["ns3_failure_rate"] > 0).sum()),
+        "single_datagram_transfers": len(single_t), "single_datagram_within": _agreeing(single_t, pct),
+        "single_datagram_ratio_min": _extreme(single_t["ratio"], "min"),
+        "single_datagram_ratio_max": _extreme(single_t["ratio"], "max"),
+        "ns3_extra_per_frame_us_median": float(chain_t[chain_t["ns3_frames"] >= MULTI_FRAME]["ns3_extra_per_frame_us"]
+                                               .median()),
         "ns3_lifs_us": lifs_us,
         "lossy_scenarios": len(lossy),
         "lossy_ratio_ci_covers_one": int(((lossy["ratio_lo"] <= 1.0) & (lossy["ratio_hi"] >= 1.0)).sum()),
-        "handshake_scenarios": len(both), "handshakes_within": _within(both["ratio"], pct),
-        "pull_within": _within(both[one_in_flight]["ratio"], pct), "pull_scenarios": int(one_in_flight.sum()),
-        "multi_datagram_within": _within(both[~one_in_flight]["ratio"], pct),
-        "multi_datagram_scenarios": int((~one_in_flight).sum()),
-        "ns3_cca_drops_multi_datagram": float(multi_all["ns3_cca_drops"].mean()),
-        "ns3_cca_drops_single_datagram": float(single_all["ns3_cca_drops"].mean()),
-        "ns3_failure_rate_multi_datagram": float(multi_all["ns3_failure_rate"].mean()),
-        "pqlab_failure_rate_multi_datagram": float(multi_all["pqlab_failure_rate"].mean()),
+        "handshake_scenarios": len(hand), "handshakes_within": _agreeing(hand, pct),
+        "pull_within": _agreeing(one, pct), "pull_scenarios": len(one),
+        "multi_datagram_within": _agreeing(multi, pct), "multi_datagram_scenarios": len(multi),
+        "ns3_cca_drops_multi_datagram": float(multi["ns3_cca_drops"].mean()),
+        "ns3_cca_drops_single_datagram": float(one["ns3_cca_drops"].mean()),
+        "ns3_noack_drops_multi_datagram": float(multi["ns3_noack_drops"].mean()),
+        "ns3_failure_rate_multi_datagram": float(multi["ns3_failure_rate"].mean()),
+        "pqlab_failure_rate_multi_datagram": float(multi["pqlab_failure_rate"].mean()),
     }
 
 
@@ -170,11 +183,15 @@ def transfer_markdown(transfers: pd.DataFrame) -> pd.DataFrame:
     for row in transfers.itertuples():
         rows.append({
             "message": f"{row.config} {row.message} ({row.transport})", "hops": row.hops, "ns-3 topology": row.topology,
-            "pqlab ms": f"{row.pqlab_median_s * 1e3:.1f}", "ns-3 ms": f"{row.ns3_median_s * 1e3:.1f}",
+            "pqlab ms": f"{row.pqlab_median_s * 1e3:.1f}",
+            "ns-3 ms": f"{row.ns3_median_s * 1e3:.1f}" if np.isfinite(row.ns3_median_s) else "—",
             "pqlab / ns-3": _interval(row.ratio, row.ratio_lo, row.ratio_hi, 3),
+            "never complete pqlab / ns-3": f"{row.pqlab_failure_rate:.2f} / {row.ns3_failure_rate:.2f}",
             "frames pqlab / ns-3": f"{row.pqlab_frames:.0f} / {row.ns3_frames:.0f}",
             "framing ratio": f"{row.framing_ratio:.3f}",
-            "ns-3 extra µs/frame": f"{row.ns3_extra_per_frame_us:.0f}",
+            "ns-3 extra µs/frame": f"{row.ns3_extra_per_frame_us:.0f}" if np.isfinite(row.ns3_extra_per_frame_us)
+            else "—",
+            "ns-3 CCA drops": f"{row.ns3_cca_drops:.1f}",
         })
     return pd.DataFrame(rows)
 
