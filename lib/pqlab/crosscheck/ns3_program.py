@@ -30,7 +30,7 @@ PROGRAM_ENV = "PQLAB_NS3_PROGRAM"
 REQUIRE_ENV = "PQLAB_REQUIRE_NS3"
 RESULT_FIELDS = ("run", "ok", "time_us", "failed_message", "retransmissions", "spurious", "frames", "ack_frames",
                  "mac_drops", "noack_drops", "cca_drops", "phy_rx_drops", "loss_model_drops", "datagrams_sent",
-                 "datagrams_recv", "psdu_bytes", "turnaround_ignored")
+                 "datagrams_recv", "psdu_bytes", "turnaround_ignored", "phy_fault")
 
 
 class Ns3Error(PqlabError, RuntimeError):

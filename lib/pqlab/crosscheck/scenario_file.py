@@ -58,7 +58,8 @@ def render(run: Ns3Run, params: ThreadParams, *, seed: int, start_ms: float, spa
         _line("start_us", [round(start_ms * 1000)]), _line("spacing_m", [spacing_m]),
         # PHY / MAC
         _line("byte_us", [m["byte_us"]]), _line("phy_bytes", [m["phy_bytes"]]), _line("ack_psdu", [m["ack_psdu"]]),
-        _line("unit_symbols", [m["unit_us"] // SYMBOL_US]), _line("min_be", [m["min_be"]]),
+        _line("unit_symbols", [m["unit_us"] // SYMBOL_US]), _line("turnaround_us", [m["turnaround_us"]]),
+        _line("min_be", [m["min_be"]]),
         _line("max_be", [MAX_BE]), _line("max_csma_backoffs", [MAX_CSMA_BACKOFFS]),
         _line("max_retries", [m["max_retries"]]),
         # 6LoWPAN / UDP: OpenThread carries the UDP checksum (pqlab's IPHC sizes count it)

@@ -73,6 +73,8 @@ class Claims(MetricsNode):
     ns3_noack_drops_multi_datagram: float  # ... dropped after every MAC retry went unacknowledged
     ns3_failure_rate_multi_datagram: float
     pqlab_failure_rate_multi_datagram: float
+    ns3_phy_fault_runs: int              # ns-3 runs set apart: a PHY stayed deaf (ns-3 3.37 defect; GuardedPhy)
+    ns3_runs: int                        # every ns-3 run of the stage, those included
 
 
 class CrosscheckMetrics(StageMetrics):
@@ -149,6 +151,8 @@ def claims(compared: pd.DataFrame, transfers: pd.DataFrame, pct: float, lifs_us:
         "ns3_noack_drops_multi_datagram": float(multi["ns3_noack_drops"].mean()),
         "ns3_failure_rate_multi_datagram": float(multi["ns3_failure_rate"].mean()),
         "pqlab_failure_rate_multi_datagram": float(multi["pqlab_failure_rate"].mean()),
+        "ns3_phy_fault_runs": int(compared["ns3_phy_fault_runs"].sum()),
+        "ns3_runs": int(compared["ns3_runs"].sum() + compared["ns3_phy_fault_runs"].sum()),
     }
 
 

@@ -227,13 +227,17 @@ class FrameLossModel : public ErrorModel
     Ptr<UniformRandomVariable> m_uniform;
 };
 
-// ---------- a work-around for an ns-3 3.37 PHY crash ----------
+// ---------- a work-around for an ns-3 3.37 PHY crash, and its detector ----------
 
-// ns-3 3.37's LrWpanPhy can sit in BUSY_RX without a frame under reception: when its MAC asks for TX_ON (to send an
-// imm-ACK) right after a reception ended, the state stays BUSY_RX for the 192-us turnaround, and a signal arriving
-// then makes StartRx dereference the absent frame (LrWpanPhy::CheckInterference, a segmentation fault). A radio in its
-// RX->TX turnaround receives nothing, so this PHY ignores a signal arriving in that state (and counts it); every other
-// signal goes to ns-3's own StartRx unchanged.
+// ns-3 3.37's LrWpanPhy can sit in BUSY_RX without a frame under reception: (a) when its MAC asks for TX_ON (to send
+// an imm-ACK) right after a reception ended, the state stays BUSY_RX for the 192-us turnaround; (b) when a reception
+// was cut short by a forced TX_ON and a later frame became the current one, the stale "reception canceled" flag keeps
+// the PHY from returning to RX_ON at that frame's end, and no request of its MAC moves it out of BUSY_RX again. A
+// signal arriving in that state makes StartRx dereference the absent frame (LrWpanPhy::CheckInterference: a
+// segmentation fault). This PHY ignores such a signal — a radio in its turnaround receives nothing — and counts it.
+// Case (b) leaves the radio deaf (every CCA busy, nothing received) until the run ends: a fault of ns-3, not a
+// transport outcome, so a run where the state outlasts a turnaround is flagged (phy_fault) and the analysis sets it
+// apart.
 class GuardedPhy : public LrWpanPhy
 {
   public:
@@ -244,8 +248,9 @@ class GuardedPhy : public LrWpanPhy
     }
 
     // after CreateObject (an object's trace sources are found through its TypeId, set once it is constructed)
-    void Hook()
+    void Hook(Time turnaround)
     {
+        m_turnaround = turnaround;
         bool ok = TraceConnectWithoutContext("TrxStateValue", MakeCallback(&GuardedPhy::State, this)) &&
                   TraceConnectWithoutContext("PhyRxBegin", MakeCallback(&GuardedPhy::RxBegin, this)) &&
                   TraceConnectWithoutContext("PhyRxEnd", MakeCallback(&GuardedPhy::RxEnd, this));
@@ -256,6 +261,14 @@ class GuardedPhy : public LrWpanPhy
     {
         if (m_state == IEEE_802_15_4_PHY_BUSY_RX && !m_receiving)
         {
+            if (!m_badSince.IsStrictlyPositive())
+            {
+                m_badSince = Simulator::Now() + NanoSeconds(1); // positive even at t = 0
+            }
+            else if (Simulator::Now() - m_badSince > m_turnaround)
+            {
+                stuck = true;
+            }
             ++ignored;
             return;
         }
@@ -263,9 +276,14 @@ class GuardedPhy : public LrWpanPhy
     }
 
     uint64_t ignored = 0;
+    bool stuck = false;
 
   private:
-    void State(LrWpanPhyEnumeration, LrWpanPhyEnumeration now) { m_state = now; }
+    void State(LrWpanPhyEnumeration, LrWpanPhyEnumeration now)
+    {
+        m_state = now;
+        m_badSince = Time(0);
+    }
 
     void RxBegin(Ptr<const Packet>) { m_receiving = true; }
 
@@ -273,6 +291,8 @@ class GuardedPhy : public LrWpanPhy
 
     LrWpanPhyEnumeration m_state = IEEE_802_15_4_PHY_IDLE;
     bool m_receiving = false;
+    Time m_badSince = Time(0);
+    Time m_turnaround;
 };
 
 // ---------- the handshake ----------
@@ -998,7 +1018,8 @@ struct RunResult
     Counters counters;
     int spurious;
     uint64_t lossModelDrops;
-    uint64_t guardIgnored; // signals GuardedPhy ignored during an RX->TX turnaround
+    uint64_t guardIgnored; // signals GuardedPhy ignored in BUSY_RX without a frame
+    bool phyFault;         // a PHY stayed in that state longer than a turnaround (ns-3's stale-flag defect)
 };
 
 RunResult
@@ -1036,7 +1057,7 @@ RunOnce(const ScenarioFile& s, const RunConfig& c, uint32_t run)
         // LrWpanHelper::Install's steps, with the guarded PHY in place of the default one
         Ptr<LrWpanNetDevice> device = CreateObject<LrWpanNetDevice>();
         phys.push_back(CreateObject<GuardedPhy>());
-        phys.back()->Hook();
+        phys.back()->Hook(MicroSeconds(s.Int("turnaround_us")));
         device->SetPhy(phys.back());
         device->SetChannel(channel);
         nodes.Get(i)->AddDevice(device);
@@ -1179,9 +1200,11 @@ RunOnce(const ScenarioFile& s, const RunConfig& c, uint32_t run)
     r.counters = counters;
     r.lossModelDrops = loss->lost;
     r.guardIgnored = 0;
+    r.phyFault = false;
     for (const auto& phy : phys)
     {
         r.guardIgnored += phy->ignored;
+        r.phyFault = r.phyFault || phy->stuck;
     }
     g_handshake = nullptr;
     g_counters = nullptr;
@@ -1291,7 +1314,7 @@ main(int argc, char** argv)
         Simulator::Destroy();
     }
     std::printf("# fields run ok time_us failed_message retransmissions spurious frames ack_frames mac_drops "
-                "noack_drops cca_drops phy_rx_drops loss_model_drops datagrams_sent datagrams_recv psdu_bytes turnaround_ignored\n");
+                "noack_drops cca_drops phy_rx_drops loss_model_drops datagrams_sent datagrams_recv psdu_bytes turnaround_ignored phy_fault\n");
     int64_t first = s.Int("first_run");
     int64_t count = s.Int("runs");
     std::map<uint32_t, uint64_t> sizes;
@@ -1299,7 +1322,7 @@ main(int argc, char** argv)
     {
         RunResult res = RunOnce(s, c, static_cast<uint32_t>(r));
         const Counters& k = res.counters;
-        std::printf("run %lld %d %.0f %d %llu %d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
+        std::printf("run %lld %d %.0f %d %llu %d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %d\n",
                     static_cast<long long>(r), res.ok ? 1 : 0, res.timeUs, res.failed,
                     static_cast<unsigned long long>(k.mrpRetrans), res.spurious,
                     static_cast<unsigned long long>(k.dataFrames), static_cast<unsigned long long>(k.ackFrames),
@@ -1308,7 +1331,7 @@ main(int argc, char** argv)
                     static_cast<unsigned long long>(res.lossModelDrops),
                     static_cast<unsigned long long>(k.datagramsSent),
                     static_cast<unsigned long long>(k.datagramsRecv), static_cast<unsigned long long>(k.psduBytes),
-                    static_cast<unsigned long long>(res.guardIgnored));
+                    static_cast<unsigned long long>(res.guardIgnored), res.phyFault ? 1 : 0);
         if (r == first)
         {
             sizes = k.psduSizes;
