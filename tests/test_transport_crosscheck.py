@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 
 from pqlab.crosscheck import analysis, ns3_program, scenario_file, scenarios
-from pqlab.crosscheck.config import CrosscheckParams
 from pqlab.errors import ParamsError
 from pqlab.params import load, resolve
 from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import fitting_configs
 from pqlab.thread.model import Scenario, build_plan
+from pqlab.thread.sweep_config import CrosscheckParams
 from tests.conftest import REPO
 from tests.ns3_support import require_ns3
 

@@ -10,11 +10,10 @@ from pqlab.amort.config import AmortParams, AttackMatrixParams, CheckpointSigner
 from pqlab.amort.recovery.config import RecoveryParams
 from pqlab.case.config import TABLE1_NAMES, DesignSpaceParams, ExtendedDesignSpaceParams
 from pqlab.config import BackendChoice, Strict, powers_of_two, strictly_increasing
-from pqlab.crosscheck.config import CrosscheckParams
 from pqlab.framing import FramingParams
 from pqlab.params.harness import AmortisationParams, ControlCycleParams, CostsParams
 from pqlab.thread.config import ThreadParams
-from pqlab.thread.sweep_config import AssumptionsParams, SensitivityParams
+from pqlab.thread.sweep_config import AssumptionsParams, CrosscheckParams, SensitivityParams
 
 
 class InputsParams(Strict):
