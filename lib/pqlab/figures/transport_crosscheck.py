@@ -33,8 +33,12 @@ def fig_transport_crosscheck(compared: pd.DataFrame, transfers: pd.DataFrame, *,
     for hops, marker in MARKERS.items():
         ax.scatter([], [], color="grey", marker=marker, label=f"{hops} hop{'s' if hops > 1 else ''}")
     ax.legend(fontsize=7, loc="upper left")
+    missing = int((~(np.isfinite(hand["pqlab_median_s"]) & np.isfinite(hand["ns3_median_s"]))).sum())
     ax.set(xscale="log", yscale="log", xlabel="ns-3 (chain), median s", ylabel="pqlab, median s",
            title=f"(a) handshakes, {runs} runs each (completed runs)")
+    if missing:
+        ax.text(0.98, 0.02, f"{missing} scenarios not drawn: no completed run in one simulator",
+                transform=ax.transAxes, ha="right", va="bottom", fontsize=8)
     ax = axes[1]
     for topology, marker in (("chain", "o"), ("shared", "x")):
         part = transfers[transfers["topology"] == topology]
@@ -42,7 +46,11 @@ def fig_transport_crosscheck(compared: pd.DataFrame, transfers: pd.DataFrame, *,
     _diagonal(ax, transfers[["pqlab_median_s", "ns3_median_s"]].to_numpy(), agreement_pct)
     ax.legend(fontsize=8, loc="upper left")
     ax.set(xscale="log", yscale="log", xlabel="ns-3, median s", ylabel="pqlab, median s",
-           title="(b) loss-free single-message transfers")
+           title="(b) loss-free single-message transfers (completed)")
+    lost = int((transfers["ns3_failure_rate"] > 0).sum())
+    if lost:
+        ax.text(0.98, 0.02, f"{lost} rows where some ns-3 transfers never completed\n(a datagram dropped; no MRP)",
+                transform=ax.transAxes, ha="right", va="bottom", fontsize=8)
     ax = axes[2]
     chain = compared[(compared["topology"] == "chain") & (compared["kind"] == "handshake")]
     if "ns3_cca_drops" in chain:
@@ -50,6 +58,7 @@ def fig_transport_crosscheck(compared: pd.DataFrame, transfers: pd.DataFrame, *,
             part = chain[chain["loss"] == loss]
             ax.scatter(part["ns3_cca_drops"], part["ratio"], color=colour, label=loss, s=25)
     ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_xlim(left=0)
     ax.set(xscale="symlog", yscale="log", xlabel="ns-3: frames dropped on channel-access failure per handshake",
            ylabel="pqlab / ns-3 (median)", title="(c) where they part")
     ax.legend(fontsize=8)
