@@ -220,3 +220,28 @@ def test_the_stage_compares_both_simulators_per_scenario(smoke):
     assert claims["transfers"] == len(transfers[transfers["topology"] == "chain"])
     assert metrics["ns3_version"].startswith("3.")
     assert {"crosscheck_runs.parquet", "crosscheck_ns3_used.parquet"} <= {p.name for p in run.written}
+
+
+def test_the_report_judges_the_crosscheck_rows_on_the_runs_data_apart_from_the_papers(smoke):
+    from pqlab.report.crosscheck import crosscheck_section, judge
+    from pqlab.report.metrics import MetricsTree
+    from pqlab.report.schema import load_reference
+
+    require_ns3()
+    run = smoke.run("transport_crosscheck").ok()
+    reference = load_reference(REPO / "params" / "paper_reference.yaml")
+    stages = {stage.metrics: name for name, stage in reference.stages.items()}
+    tree = MetricsTree(run.root / "data" / "derived", stages)
+    claims = run.metrics["claims"]
+    rows = {x.id: x for x in reference.crosschecks}
+    assert {"crosscheck.lossfree_transfers", "crosscheck.multi_datagram_handshakes"} <= set(rows)
+    verdict, values, _ = judge(rows["crosscheck.lossfree_transfers"], reference, tree, lambda stage: True)
+    assert values["within"] == claims["transfers_within"] and values["n"] == claims["transfers"]
+    assert verdict == ("holds" if claims["transfers_within"] == claims["transfers"] else "does not hold")
+    text = "\n".join(crosscheck_section(reference, tree, lambda stage: True))
+    assert "kind: crosscheck" in text and text.count("| crosscheck.") == len(reference.crosschecks)
+    # the papers' rows never read these metrics: the cross-check is judged apart
+    assert not [q.id for q in reference.quantities if "transport_crosscheck_metrics.json" in q.metric]
+    # without the stage's metrics every row says why it is not judged
+    absent = MetricsTree(run.root / "nothing-here", stages)
+    assert all(judge(x, reference, absent, lambda stage: True)[0] == "not run here" for x in reference.crosschecks)
