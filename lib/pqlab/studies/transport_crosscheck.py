@@ -173,9 +173,9 @@ def closing_table(compared: pd.DataFrame) -> pd.DataFrame:
             "ns-3 median s": _interval(row.ns3_median_s, row.ns3_median_lo_s, row.ns3_median_hi_s),
             "pqlab / ns-3": _interval(row.ratio, row.ratio_lo, row.ratio_hi),
             "failed pqlab / ns-3": f"{row.pqlab_failure_rate:.2f} / {row.ns3_failure_rate:.2f}",
-            "MRP retx pqlab / ns-3": f"{row.pqlab_retransmissions:.1f} / {row.ns3_retransmissions:.1f}",
-            "frames pqlab / ns-3": f"{row.pqlab_frames:.0f} / {row.ns3_frames:.0f}",
-            "ns-3 CCA drops": f"{row.ns3_cca_drops:.1f}",
+            "MRP retx per handshake pqlab / ns-3": f"{row.pqlab_retransmissions:.1f} / {row.ns3_retransmissions:.1f}",
+            "frames per handshake pqlab / ns-3": f"{row.pqlab_frames:.0f} / {row.ns3_frames:.0f}",
+            "ns-3 CCA drops per handshake": f"{row.ns3_cca_drops:.1f}",
             "KS p": f"{row.ks_p:.2g}" if np.isfinite(row.ks_p) else "—",
         })
     return pd.DataFrame(rows)
