@@ -61,7 +61,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("assumptions", "assumptions", "13_assumptions", "assumptions_metrics.json", "simulation",
           "beyond PQ-CASE: §VI's unstated assumptions and the slack bound"),
     Stage("transport_crosscheck", "transport-crosscheck", "16_transport_crosscheck",
-          "transport_crosscheck_metrics.json", "simulation",
+          "crosscheck_metrics.json", "simulation",
           "beyond PQ-CASE: the Thread transport simulator against ns-3 (lr-wpan, sixlowpan)"),
     Stage("report", "report", None, None, "report", "both papers: REPORT.md and report_rows.csv"),
 )
