@@ -12,15 +12,20 @@ PIP    := $(BIN)/python -m pip --quiet
 # Some machines' pip.conf lists local index folders that do not exist; drop that noise only.
 QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup tpm browser repro check test bench lab lint lock clean-venv sanitize sanitize-amort sanitize-thread \
+.PHONY: setup tpm browser ns3 repro check test bench lab lint lock clean-venv sanitize sanitize-amort sanitize-thread \
         sanitize-cycle sanitize-symmetric liboqs \
         clean-liboqs
 
-setup: $(STAMP) tpm browser
+setup: $(STAMP) tpm browser ns3
 
 # Debian's swtpm/tpm2-tools/libtss2-dev (as root, only if missing) and tpm2-pytss in the venv; prints why if not.
 tpm: $(STAMP)
 	@bash scripts/setup-tpm.sh $(BIN)/python
+
+# Debian's libns3-dev, pkg-config and g++ (as root, only if missing) and the ns-3 scenario program of the transport
+# cross-check, built into build/ns3/; prints why if not.
+ns3: $(STAMP)
+	@bash scripts/setup-ns3.sh $(BIN)/python
 
 # Debian's chromium (as root, only if missing) for the real-browser test; Playwright comes from the lock file.
 browser: $(STAMP)

@@ -31,7 +31,8 @@ PARAMS = REPO / "params" / "params.yaml"
 # stage -> its command line, in the stage registry's (dvc.yaml's) order; --params, --profile smoke and --out-dir are
 # added. The model stages without progress bars take no --quiet; grids run on one worker (the session has two cores).
 _OPTIONS = {"attack_matrix": [], "case_sizes": [], "design_space": [], "report": [],
-            **{grid: ["--workers", "1", "--quiet"] for grid in ("transport", "sensitivity", "assumptions")}}
+            **{grid: ["--workers", "1", "--quiet"] for grid in ("transport", "sensitivity", "assumptions",
+                                                                "transport_crosscheck")}}
 COMMANDS: dict[str, list[str]] = {stage.name: [stage.command, *_OPTIONS.get(stage.name, ["--quiet"])]
                                   for stage in registry.STAGES}
 STAGES = tuple(COMMANDS)
@@ -102,6 +103,10 @@ class SmokeOutputs:
             from tests.recovery.conftest import require_tpm
 
             require_tpm()
+        if stage == "transport_crosscheck":
+            from tests.ns3_support import require_ns3
+
+            require_ns3()
         record = self.folder / f"{stage}.json"
         with FileLock(str(self.folder / f"{stage}.lock")):
             if not record.exists():
@@ -121,7 +126,7 @@ class SmokeOutputs:
                 out = self.folder / "pipeline"
                 out.mkdir()
                 for stage in STAGES[:-1]:
-                    if stage == "recovery" and _no_tpm():
+                    if (stage == "recovery" and _no_tpm()) or (stage == "transport_crosscheck" and _no_ns3()):
                         continue
                     run = self.run(stage).ok()  # the 355 MB generated image is not the report's business
                     shutil.copytree(run.root, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns("image_tree"))
@@ -131,6 +136,12 @@ class SmokeOutputs:
                 record.write_text(json.dumps({"returncode": code, "stdout": stdout, "stderr": stderr,
                                               "seconds": time.monotonic() - started}))
         return StageRun("report", self.folder / "pipeline", **json.loads(record.read_text()))
+
+
+def _no_ns3() -> bool:
+    from tests.ns3_support import ns3_problem, required
+
+    return ns3_problem() is not None and not required()
 
 
 def _no_tpm() -> bool:

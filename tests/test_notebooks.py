@@ -124,6 +124,10 @@ def test_notebook_runs_headless_as_its_dvc_stage_and_writes_its_outputs(path, pr
         from tests.recovery.conftest import require_tpm
 
         require_tpm()
+    if "ns3" in _requirements(path):
+        from tests.ns3_support import require_ns3
+
+        require_ns3()
     stage = STAGE_OF.get(path.name)
     parameters = {"profile": "smoke", "params_path": str(project / "params" / "params.yaml")}
     if stage is not None:

@@ -156,7 +156,7 @@ def test_changing_the_bootstrap_resamples_makes_only_analysis_stages_stale(scrat
     assert stale == {"costs"}, stale
     stale = _edited(scratch, tmp_path / "thread", _params_edit(["thread", "profiles", "quick", "bootstrap_resamples"],
                                                                lambda n: n + 1))
-    assert stale == {"transport", "sensitivity", "assumptions"}, stale
+    assert stale == {"transport", "sensitivity", "assumptions", "transport_crosscheck"}, stale
 
 
 @pytest.mark.slow

@@ -223,6 +223,17 @@ def _assumptions(args: argparse.Namespace) -> int:
     return _run_study(args, "assumptions", show, workers=args.workers, scheduler=args.scheduler)
 
 
+def _transport_crosscheck(args: argparse.Namespace) -> int:
+    def show(result) -> None:
+        print(result.tables["crosscheck_closing"].to_string(index=False))
+        transfers = result.tables["crosscheck_transfers"]
+        print(transfers[["config", "message", "transport", "hops", "topology", "pqlab_median_s", "ns3_median_s",
+                         "ratio", "framing_ratio", "ns3_extra_per_frame_us"]].round(4).to_string(index=False))
+
+    _check_workers(args)
+    return _run_study(args, "transport_crosscheck", show, workers=args.workers)
+
+
 def _image_tree(args: argparse.Namespace) -> int:
     def show(result) -> None:
         m = result.metrics
@@ -407,6 +418,8 @@ def build_parser() -> argparse.ArgumentParser:
                    grid=True)
     _study_command(sub, "assumptions", _assumptions, "run the unstated-assumption study (channel rule, ACK loss, "
                    "indirect retries, block timer) and the slack bound", grid=True)
+    _study_command(sub, "transport-crosscheck", _transport_crosscheck, "run the Thread transport simulator beside "
+                   "ns-3 (lr-wpan, sixlowpan) on the same scenarios and params; needs Debian's libns3-dev", grid=True)
 
     nb = sub.add_parser("papermill", help="run a notebook headless (papermill); any failure is one line on stderr")
     nb.add_argument("notebook")

@@ -13,7 +13,7 @@ from pqlab.config import BackendChoice, Strict, powers_of_two, strictly_increasi
 from pqlab.framing import FramingParams
 from pqlab.params.harness import AmortisationParams, ControlCycleParams, CostsParams
 from pqlab.thread.config import ThreadParams
-from pqlab.thread.sweep_config import AssumptionsParams, SensitivityParams
+from pqlab.thread.sweep_config import AssumptionsParams, CrosscheckParams, SensitivityParams
 
 
 class InputsParams(Strict):
@@ -142,6 +142,8 @@ class StudyParams(Strict):
     amortisation: AmortisationParams = Field(default_factory=AmortisationParams)
     sensitivity: SensitivityParams = Field(default_factory=lambda: SensitivityParams(runs=200))
     assumptions: AssumptionsParams = Field(default_factory=lambda: AssumptionsParams(runs=300))
+    # the transport cross-check against ns-3; kept out of model_dump() like extended_design_space (see there)
+    transport_crosscheck: CrosscheckParams = Field(default_factory=CrosscheckParams, exclude=True)
 
     @model_validator(mode="after")
     def _sweeps_name_known_scenarios_and_roles(self) -> StudyParams:
@@ -157,6 +159,15 @@ class StudyParams(Strict):
                                                     for i, sc in enumerate(sens.segments.scenarios)]:
             if role not in roles:
                 raise ValueError(f"sensitivity.{where}: {role!r} is not a role of thread.figure_configs "
+                                 f"{sorted(roles)}")
+        cross = self.transport_crosscheck
+        for i, name in enumerate(cross.losses):
+            if name not in scenarios:
+                raise ValueError(f"transport_crosscheck.losses.{i}: {name!r} is not one of thread.scenarios "
+                                 f"{sorted(scenarios)}")
+        for i, role in enumerate(cross.roles):
+            if role not in roles:
+                raise ValueError(f"transport_crosscheck.roles.{i}: {role!r} is not a role of thread.figure_configs "
                                  f"{sorted(roles)}")
         return self
 

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from pqlab.report.consistency import VERDICTS as CONSISTENCY_VERDICTS
+from pqlab.report.crosscheck import crosscheck_section
 from pqlab.report.libraries import libraries_section
 from pqlab.report.metrics import MetricsTree, describe_value, lookup_all
 from pqlab.report.schema import HARDWARE_TOLERANCE, Reference
@@ -362,7 +363,8 @@ def render(reference: Reference, table: pd.DataFrame, tree: MetricsTree, coverag
              *_not_reproduced(table),
              *_header(reference, tree, pipeline), *_paper_tables(reference, table),
              *libraries_section(reference, tree), *_sensitivity(table), *security_section(tree),
-             *_consistency(reference, consistency), *_differences(reference, tree, pipeline)]
+             *_consistency(reference, consistency), *_differences(reference, tree, pipeline),
+             *crosscheck_section(reference, tree, pipeline)]
     if coverage is not None:
         lines += _coverage(reference, coverage)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -454,6 +454,26 @@ class Difference(_Frozen):
     evidence: tuple[str, ...] = ()
 
 
+class CrossCheck(_Frozen):
+    """A claim about this project's own tools checked against an independent implementation (kind "crosscheck":
+    pqlab's Thread transport against ns-3). Judged apart from the papers' rows: the predicate over this run's data,
+    never a paper's number; ``source`` says where a difference comes from, ``paper_side`` which of the two the
+    paper's numbers sit closer to (both with the metrics that show it, in ``data``)."""
+
+    id: str = Field(min_length=1, pattern=r"^[\w.+-]+$")
+    claim: str
+    data: dict[str, str] = Field(min_length=1)   # name -> "<file>:<dotted key>"
+    predicate: str
+    source: str
+    paper_side: str | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _expression(self) -> CrossCheck:
+        _check_expression(self.predicate, set(self.data), "data")
+        return self
+
+
 class Reference(_Frozen):
     papers: dict[str, PaperInfo]
     stages: dict[str, Stage]
@@ -463,6 +483,7 @@ class Reference(_Frozen):
     coverage: tuple[CoverageItem, ...] = ()
     cited: tuple[Cited, ...] = ()
     differences: tuple[Difference, ...] = ()
+    crosschecks: tuple[CrossCheck, ...] = ()   # kind "crosscheck": this project's tools against independent ones
 
     def stage_of(self, metrics_file: str) -> str | None:
         """The stage that writes ``metrics_file``."""
@@ -551,6 +572,14 @@ def _check_references(reference: Reference, models: ModelLookup) -> None:
         if q.main is not None and q.main not in main_ids:
             raise ValueError(f"{where}.main: {q.main!r} is not the id of a main (non-sensitivity) row")
     _check_judgement(reference, main_ids)
+    for x in reference.crosschecks:
+        if x.id in seen:
+            raise ValueError(f"crosschecks (id {x.id}): duplicate id")
+        seen.add(x.id)
+        for name, ref in x.data.items():
+            if ":" not in ref:
+                raise ValueError(f"crosschecks (id {x.id}).data.{name}: {ref!r} must be <file>:<dotted key>")
+            _check_key(reference, files, f"crosschecks (id {x.id}).data.{name}", ref, "", models)
     for c in reference.consistency:
         _register(seen, f"consistency (id {c.id})", c.id, c.paper, reference.papers)
         for name, raw in c.inputs.items():

@@ -29,6 +29,7 @@ from pqlab import machine
 from pqlab.errors import InputError, RawSamplesError
 from pqlab.io import copy_atomic, parquet_has_digest, read_parquet, read_parquet_metadata
 from pqlab.params import StudyParams
+from pqlab.params.loader import dump_all
 from pqlab.paths import ProjectPaths
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
@@ -125,6 +126,14 @@ MEASURING: dict[str, RawSpec] = {spec.stage: spec for spec in (
             {"assumptions_runs.parquet": ("point_id", "run")},
             ("assumptions", "thread", "inputs", "framing"),
             ("assumptions.bound_hops", "assumptions.count_tail", "thread.bootstrap_resamples", "thread.confidence")),
+    RawSpec("transport_crosscheck", "transport-crosscheck",
+            {"crosscheck_runs.parquet": ("simulator", "kind", "config", "role", "hops", "loss", "transport",
+                                         "topology", "message", "run", "ok", "time_us", "failed_message",
+                                         "retransmissions", "spurious", "frames"),
+             "crosscheck_ns3_used.parquet": ("key", "value")},
+            ("transport_crosscheck", "thread", "inputs", "framing"),
+            ("transport_crosscheck.agreement_pct", "transport_crosscheck.chunk_runs", "thread.bootstrap_resamples",
+             "thread.confidence")),
 )}
 
 
@@ -185,7 +194,7 @@ def dvc_params(raw: RawSpec, document: dict[str, Any]) -> tuple[list[str], list[
 
 def measurement_params(raw: RawSpec, settings: StudyParams) -> dict[str, Any]:
     """The parameters that shape the samples: the stage's sections without the analysis-only keys."""
-    dumped = settings.model_dump(mode="json")
+    dumped = dump_all(settings)  # sections kept out of model_dump included
     chosen = {section: dumped[section] for section in raw.sections}
     for key in raw.analysis_keys:
         _drop(chosen, key)
@@ -194,7 +203,7 @@ def measurement_params(raw: RawSpec, settings: StudyParams) -> dict[str, Any]:
 
 def analysis_params(raw: RawSpec, settings: StudyParams) -> dict[str, Any]:
     """The analysis-only keys and their values (recorded beside every analysis output)."""
-    dumped = settings.model_dump(mode="json")
+    dumped = dump_all(settings)  # sections kept out of model_dump included
     out: dict[str, Any] = {"seed": settings.seed, "profile": settings.profile}
     for key in raw.analysis_keys:
         node: Any = dumped

@@ -60,6 +60,9 @@ STAGES: tuple[Stage, ...] = (
           "PQ-CASE §VII, Figs. 4-5"),
     Stage("assumptions", "assumptions", "13_assumptions", "assumptions_metrics.json", "simulation",
           "beyond PQ-CASE: §VI's unstated assumptions and the slack bound"),
+    Stage("transport_crosscheck", "transport-crosscheck", "16_transport_crosscheck",
+          "crosscheck_metrics.json", "simulation",
+          "beyond PQ-CASE: the Thread transport simulator against ns-3 (lr-wpan, sixlowpan)"),
     Stage("report", "report", None, None, "report", "both papers: REPORT.md and report_rows.csv"),
 )
 BY_NAME: dict[str, Stage] = {stage.name: stage for stage in STAGES}

@@ -74,6 +74,7 @@ class Plan:
     rejected: list[int] = field(default_factory=list)     # IPv6 reassembly refuses the message (cap)
     ack_unit: int = 0
     seed: int = 0
+    payloads: list[int] = field(default_factory=list)   # unit id -> UDP payload bytes (not read by the simulators)
 
 
 def _ms(value: float) -> int:
@@ -131,6 +132,7 @@ def build_plan(scenario: Scenario, params: ThreadParams) -> Plan:
     fr = params.framing
 
     def unit(payload: int) -> int:
+        plan.payloads.append(payload)
         plan.units.append(frame_psdus(payload, fr, multi_hop=multi, rounding=sw.fragment_rounding,
                                       deep_mesh=sw.deep_mesh_header))
         return len(plan.units) - 1
