@@ -57,7 +57,8 @@ NOT_DERIVED = {
                                                     "warning (pqlab.cache)",
     ("pqlab/cache.py", "PartStore.load"): "a resume part, verified against the cache manifest's SHA-256 first",
     ("pqlab/cli_whatif.py", "_loadavg"): "/proc/loadavg",
-    ("pqlab/crosscheck/ns3_program.py", "program_path"): "the ns-3 scenario program's C++ source, hashed to name its build",
+    ("pqlab/crosscheck/ns3_program.py", "program_path"): "the ns-3 scenario program's C++ source, hashed to name its "
+                                                          "build",
     ("pqlab/generated.py", "_same_content"): "compared byte for byte with what is about to be written",
     ("pqlab/machine.py", "cpu_model"): "/proc/cpuinfo",
     ("pqlab/machine.py", "frequency_governor"): "/sys cpufreq",
