@@ -126,9 +126,17 @@ def _raw_import(args: argparse.Namespace) -> int:
     from pqlab.studies import raw_samples
 
     settings, paths = _settings_and_paths(args)
+    if args.name and (not args.edited or len(args.files) != 1):
+        from pqlab.errors import RawSamplesError
+
+        raise RawSamplesError("names the one file imported with --edited", field="--as")
     for file in args.files:
-        target = raw_samples.import_file(file, settings, paths, args.stage)
-        print(f"imported {file} as {target}")
+        if args.edited:
+            target = raw_samples.import_edited(file, settings, paths, args.stage, args.name)
+            print(f"imported {file} as {target}, recorded as EDITED BY HAND (REPORT.md marks every row it feeds)")
+        else:
+            target = raw_samples.import_file(file, settings, paths, args.stage)
+            print(f"imported {file} as {target}")
     return 0
 
 
@@ -290,11 +298,11 @@ def _recovery(args: argparse.Namespace) -> int:
 
 def _amort_vectors(args: argparse.Namespace) -> int:
     from pqlab.amort import vectors
-    from pqlab.generated import replace_files
+    from pqlab.generated import replace_files, signed
 
     seed = vectors.DEFAULT_SEED if args.seed is None else args.seed
-    texts = vectors.files(seed, args.set)
-    out = args.out or str(Path("tests/vectors/amort_differential") / vectors.FOLDERS[args.set])
+    out = args.out or vectors.default_out(args.set)
+    texts = vectors.files(seed, args.set, out, sign=signed)  # the manifest records this --out and pqlab's digest
     # removes only vectors the folder's previous manifest.json recorded; a user's file is never deleted
     written = replace_files(out, texts, manifest=vectors.MANIFEST, pattern=vectors.FILE, force=args.force)
     for path in written:
@@ -467,6 +475,11 @@ def build_parser() -> argparse.ArgumentParser:
                                 "checksum, stage, measurement parameters) and put them in place under data/raw")
     raw_in.add_argument("files", nargs="+", metavar="FILE")
     raw_in.add_argument("--stage", help="the measuring stage the files must belong to (refused otherwise)")
+    raw_in.add_argument("--edited", action="store_true", help="the files were edited by hand (e.g. a pandas round "
+                        "trip): accept them without their digest, take missing provenance from the raw file they "
+                        "replace, and record them as edited; REPORT.md marks every row they feed")
+    raw_in.add_argument("--as", dest="name", metavar="NAME", help="with --edited: the raw file it replaces "
+                        "(default: its provenance's, else its own file name)")
     _study_arguments(raw_in)
     raw_in.set_defaults(func=_raw_import)
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pqlab import crypto, io
+from pqlab import crypto, io, provenance
 from pqlab.amort import amortisation as eq1
 from pqlab.amort import fastpath, native
 from pqlab.analysis import costs as cost_analysis
@@ -144,11 +144,12 @@ def _stage_stats(paths: ProjectPaths) -> tuple[pd.DataFrame | None, str]:
     file = paths.derived / COSTS_STATS
     if not file.is_file():
         return None, f"{file} is missing; `dvc repro costs` measures them fully"
-    stats = io.read_parquet(file, what="the costs stage's statistics")
-    meta = io.read_parquet_metadata(file)
-    profile = (meta.get("params") or {}).get("profile")
+    stats, meta = io.read_parquet_checked(file, what="the costs stage's statistics", stage="costs")
+    profile = provenance.analysis_profile(meta)
     commit = (meta.get("git_commit") or "")[:8]
-    return stats, f"costs stage ({file.name}, profile {profile}, commit {commit or '?'})"
+    edited = provenance.hand_edited(meta)
+    return stats, (f"costs stage ({file.name}, profile {profile}, commit {commit or '?'}"
+                   + (f"; from raw samples EDITED BY HAND: {', '.join(edited)}" if edited else "") + ")")
 
 
 def _storage_folder(deployment: AmortDeployment, settings: StudyParams, paths: ProjectPaths) -> Path | None:
