@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pqlab.errors import PqlabError, one_line
 
@@ -378,8 +378,16 @@ def _study_command(sub, command: str, func: Callable[[argparse.Namespace], int],
     return parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a usage error as one line (``pqlab: error [USAGE]: ...``, exit 2), as every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        text = " ".join(message.split())
+        self.exit(2, f"pqlab: error [USAGE]: {self.prog}: {text} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pqlab", description=__doc__)
+    parser = _Parser(prog="pqlab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     info = sub.add_parser("info", help="list backends, versions, algorithms and sizes")
@@ -500,15 +508,36 @@ def _interrupted(args: argparse.Namespace) -> str:
     return "interrupted; " + outputs.interrupt_report(getattr(cache, "KEPT", None))
 
 
+def _quiet_broken_pipe() -> int:
+    """The reader of our output went away (``pqlab info | head -1``): stop quietly as other Unix tools do, with the
+    status a SIGPIPE gives (128 + 13); stdout is pointed at /dev/null so the exit-time flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout file descriptor (captured in a test)
+        pass
+    return 128 + 13
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except PqlabError as exc:
         print(one_line(exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"pqlab: {_interrupted(args)}", file=sys.stderr)
+        from pqlab.progress import close_all
+
+        close_all()
+        print(f"pqlab: {_interrupted(args)}", file=sys.stderr, flush=True)
         return 130
     except OSError as exc:  # a full disk outside an output set (resume parts, scratch files): one line, not a bug
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):

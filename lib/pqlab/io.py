@@ -259,9 +259,9 @@ def _absent(path: Path, what: str, stage: str) -> StudyInputError:
 
 
 def read_json(path: str | Path, what: str = "JSON file", *, stage: str | None = None) -> Any:
-    """Parse a JSON object pqlab wrote; a missing, unreadable, non-UTF-8, truncated or absurdly nested file is an
-    InputError, and so is an object whose ``pqlab_sha256`` does not match its content; a file without that key (or
-    not an object) is an UnverifiedInputError. The digest key is not returned.
+    """Parse a JSON object pqlab wrote; a missing, unreadable, non-UTF-8, truncated, absurdly nested or non-object
+    file is an InputError, and so is an object whose ``pqlab_sha256`` does not match its content; an object without
+    that key is an UnverifiedInputError. The digest key is not returned.
 
     ``stage``: the pqlab stage that writes the file; a missing file is then a StudyInputError saying to run that
     stage first, and a corrupt or unverified one says to rerun it."""
@@ -270,7 +270,9 @@ def read_json(path: str | Path, what: str = "JSON file", *, stage: str | None = 
         raise _absent(path, what, stage)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or DIGEST_KEY not in data:
+        if not isinstance(data, dict):
+            raise ValueError(f"a JSON {type(data).__name__}, not the object pqlab writes")
+        if DIGEST_KEY not in data:
             raise _unverified(path, what, f"{DIGEST_KEY} content digest", stage)
         recorded = data.pop(DIGEST_KEY)
         if recorded != hashlib.sha256(_canonical(data)).hexdigest():

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from pqlab import machine
-from pqlab.errors import RawSamplesError
+from pqlab.errors import InputError, RawSamplesError, warn
 from pqlab.io import copy_atomic, file_digest, read_parquet_checked, read_parquet_unchecked, write_parquet
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
@@ -368,7 +368,9 @@ def needs_measuring(raw: RawSpec, settings: StudyParams, paths: ProjectPaths) ->
             block = verified(path, settings, stage=raw.stage, file=name).block
         except RawSamplesError as exc:  # another stage's, other parameters: measure anew
             return str(exc)
-        # an InputError (no digest, digest mismatch: edited in place) is raised: measuring anew would overwrite it
+        except InputError as exc:  # unreadable, edited in place (no digest, another digest): never used; say so
+            warn(f"{exc}; measuring anew replaces it")
+            return str(exc)
         if block["seed"] != settings.seed:
             return f"{path} was measured with seed {block['seed']}, not {settings.seed}"
     return None
