@@ -57,6 +57,18 @@ def _info(args: argparse.Namespace) -> int:
 def _params(args: argparse.Namespace) -> int:
     from pqlab import params
 
+    if args.resolve:
+        if args.profile:
+            from pqlab.errors import ParamsError
+
+            raise ParamsError("the resolved file follows the params file's own profile; set `profile:` there",
+                              field="--profile")
+        settings = params.load(args.params)  # first: a malformed file is refused before anything heavy loads
+        from pqlab.studies import resolve_params
+
+        written = resolve_params.run(args.params, settings)
+        print(f"wrote {written} (every parameter each pipeline stage reads, for DVC)")
+        return 0
     settings = params.load(args.params, args.profile)
     print(json.dumps(params.dump_all(settings), indent=2))
     return 0
@@ -283,8 +295,16 @@ def _papermill(args: argparse.Namespace) -> int:
     # an IRI format, so this process (one notebook, then it exits) goes without that optional checker.
     if "jsonschema" not in sys.modules:
         sys.modules.setdefault("rfc3987_syntax", None)
-    run_headless(args.notebook, args.output, {name: parameter_value(value) for name, value in args.parameters},
-                 kernel_name=args.kernel, execution_timeout=args.execution_timeout, cwd=args.cwd)
+    parameters = {name: parameter_value(value) for name, value in args.parameters}
+    timeout = args.execution_timeout
+    if args.params:  # the pipeline's way: profile and timeout from the validated file, not from DVC's templating
+        from pqlab import params
+
+        settings = params.load(args.params)
+        parameters = {"profile": settings.profile, "params_path": args.params} | parameters
+        timeout = settings.execution_timeout_s if timeout is None else timeout
+    run_headless(args.notebook, args.output, parameters, kernel_name=args.kernel, execution_timeout=timeout,
+                 cwd=args.cwd)
     return 0
 
 
@@ -397,6 +417,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("params", help="validate a params file and print the resolved values")
     _study_arguments(check, out_dir=False)
+    check.add_argument("--resolve", action="store_true", help="write params/resolved.yaml instead: per pipeline "
+                       "stage every parameter it reads (what dvc.yaml's stages list; make repro / dvc repro do this "
+                       "first)")
     check.set_defaults(func=_params)
 
     _study_command(sub, "costs", _costs, "run the AMORT-V1 cost characterisation (Table I, Fig. 2)")
@@ -430,7 +453,10 @@ def build_parser() -> argparse.ArgumentParser:
     nb.add_argument("-k", "--kernel", default="pqlab", help="Jupyter kernel (default: pqlab)")
     nb.add_argument("-p", "--parameters", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                     help="set a parameter of the notebook's `parameters` cell")
-    nb.add_argument("--execution-timeout", type=int, help="seconds one cell may run (params: execution_timeout_s)")
+    nb.add_argument("--execution-timeout", type=int, help="seconds one cell may run (default with --params: its "
+                    "execution_timeout_s)")
+    nb.add_argument("--params", help="a params file: validated, then passed as the notebook's params_path with its "
+                    "profile, and its execution_timeout_s as the timeout (what dvc.yaml's stages run)")
     nb.add_argument("--cwd", help="working directory of the kernel (default: this one)")
     nb.set_defaults(func=_papermill)
 

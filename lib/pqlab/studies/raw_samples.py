@@ -161,33 +161,6 @@ def is_analysis_key(raw: RawSpec, dotted: str) -> bool:
     return any(plain == key or plain.startswith(key + ".") for key in raw.analysis_keys)
 
 
-def _leaves(node: Any, prefix: str) -> list[str]:
-    if isinstance(node, dict) and node:
-        return [leaf for key, value in node.items() for leaf in _leaves(value, f"{prefix}.{key}")]
-    return [prefix]
-
-
-def _measurement_cover(node: Any, prefix: str, raw: RawSpec) -> list[str]:
-    if not any(is_analysis_key(raw, leaf) for leaf in _leaves(node, prefix)):
-        return [prefix]  # a whole subtree without analysis keys: one entry (new keys inside it are covered too)
-    if is_analysis_key(raw, prefix):
-        return []
-    return [key for name, value in node.items() for key in _measurement_cover(value, f"{prefix}.{name}", raw)]
-
-
-def dvc_params(raw: RawSpec, document: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """The params.yaml keys the ``measure_<stage>`` and the ``<stage>`` stage of dvc.yaml declare (besides
-    ``profile``, ``seed`` and the timeout), from the file's own keys: the measurement's sections without the
-    analysis keys, and the analysis keys the file sets."""
-    measure: list[str] = []
-    analysis: list[str] = []
-    for section in raw.sections:
-        node = document.get(section, {})
-        measure += _measurement_cover(node, section, raw)
-        analysis += [leaf for leaf in _leaves(node, section) if is_analysis_key(raw, leaf)]
-    return measure, analysis
-
-
 def measurement_params(raw: RawSpec, settings: StudyParams) -> dict[str, Any]:
     """The parameters that shape the samples: the stage's sections without the analysis-only keys."""
     dumped = settings.model_dump(mode="json")
