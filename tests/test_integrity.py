@@ -395,19 +395,23 @@ def test_sigint_during_a_progress_bar_ends_with_the_message(tmp_path):
     (exit 130, no message seen). Now the bars are closed first: the message is the last line."""
     root = faults.make_project(tmp_path / "project")
     run = subprocess.Popen([PQLAB, "extended-design-space", "--params", str(root / "params" / "params.yaml"),
-                            "--profile", "smoke"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            "--profile", "quick"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            preexec_fn=_fresh_signals)
+    seen = b""
     try:
-        first = _wait_for(lambda: run.stderr.read(64))  # the bar has started
-        time.sleep(1)
+        while b"point/s]" not in seen:  # the bar is drawing
+            chunk = os.read(run.stderr.fileno(), 4096)
+            assert chunk, seen.decode(errors="replace")
+            seen += chunk
         run.send_signal(signal.SIGINT)
         _, rest = run.communicate(timeout=120)
     finally:
         run.kill()
-    err = (first + rest).decode()
+    err = (seen + rest).decode()
     assert run.returncode == 130
-    assert err.rstrip("\n").split("\n")[-1] == ("pqlab: interrupted; no output set was written; the previous "
-                                               "outputs are unchanged")
+    last = err.rstrip("\n").split("\n")[-1]
+    assert last.startswith("pqlab: interrupted; ") and "\r" not in last, err[-500:]
+    assert "extended design space:" in err  # the bar was there, and closed before the message
 
 
 def test_sigkill_to_a_run_leaves_no_pool_worker_behind(tmp_path):
