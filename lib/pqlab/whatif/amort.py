@@ -160,6 +160,9 @@ def _probe_in(storage: Path | None, root: Path, run: Callable[[Path], pd.DataFra
     try:
         return run(folder)
     except OSError as exc:
+        in_folder = exc.filename is not None and Path(exc.filename).parent == folder
+        if not in_folder and exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS):
+            raise  # not the storage folder's failure
         what = ("no space left there" if exc.errno in (errno.ENOSPC, errno.EDQUOT)
                 else f"writing the probe file failed ({exc.strerror or exc})")
         raise OutputError(f"{what}: C_fsync is probed by appending to a file in this folder; free some space, name "
