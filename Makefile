@@ -12,7 +12,7 @@ PIP    := $(BIN)/python -m pip --quiet
 # Some machines' pip.conf lists local index folders that do not exist; drop that noise only.
 QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup tpm browser ns3 repro check test bench lab lint lock clean-venv sanitize sanitize-amort sanitize-thread \
+.PHONY: setup tpm browser ns3 params-resolved repro status check test bench lab lint lock clean-venv sanitize sanitize-amort sanitize-thread \
         sanitize-cycle sanitize-symmetric liboqs \
         clean-liboqs
 
@@ -51,9 +51,21 @@ liboqs: $(STAMP)
 clean-liboqs:
 	@test ! -x $(BIN)/python || $(BIN)/python scripts/build_liboqs.py --clean
 
-repro: setup
+# params/params.yaml is validated by pqlab's bounded parser and resolved into params/resolved.yaml (what dvc.yaml's
+# stages list: every parameter each reads, defaults included) before anything else runs, setup included; DVC itself
+# never parses params.yaml, so a malformed file or an alias bomb is pqlab's one line. `make status`: `dvc status`
+# with params.yaml's edits resolved, so it names exactly the stages an edit reruns.
+params-resolved:
+	@if test -x $(BIN)/pqlab; then $(BIN)/pqlab params --resolve >/dev/null; fi
+
+repro: params-resolved setup
+	@$(BIN)/pqlab params --resolve
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
 	@echo "Figures and tables: paper_figs/   Paper vs here: paper_figs/REPORT.md"
+
+status: params-resolved setup
+	@$(BIN)/pqlab params --resolve >/dev/null
+	@PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc status
 
 # Both run across every core (pytest-xdist, -n auto) in a random order (pytest-randomly prints its seed: repeat an
 # order with --randomly-seed=N, or use the file order with -p no:randomly). `check` is the edit-run loop: lint + every

@@ -45,6 +45,15 @@ def _ctrl_c_as_a_fresh_process_has_it():
 
 
 @pytest.fixture(scope="session")
+def dvc_scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pipeline copied with placeholder outputs and committed, for `dvc status` (tests/dvc_scratch.py); its tests
+    carry ``dvc_scratch.SHARES_THE_SCRATCH`` so one worker builds it once."""
+    from tests import dvc_scratch as scratch
+
+    return scratch.build(tmp_path_factory.mktemp("status") / "project")
+
+
+@pytest.fixture(scope="session")
 def smoke(tmp_path_factory: pytest.TempPathFactory):
     """Every stage's CLI run once per test session into a new empty --out-dir (tests/smoke.py), shared by workers."""
     from tests.smoke import SmokeOutputs

@@ -67,6 +67,7 @@ NOT_DERIVED = {
     ("pqlab/notebook.py", "_parent_programs"): "/proc/<pid>/cmdline",
     ("pqlab/notebook.py", "run_headless"): "the kernel's log, for an error line",
     ("pqlab/studies/outputs.py", "recover"): "the commit journal of a killed run (unreadable means nothing to replay)",
+    ("pqlab/studies/resolve_params.py", "run"): "its own previous output, compared so unchanged bytes stay untouched",
     ("pqlab/thread/grid.py", "code_fingerprint"): "the simulator's own source files",
 }
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import pytest
 
@@ -66,8 +64,8 @@ def test_full_image_measures_the_generated_tree_warm_and_cold(project):
     paths = ProjectPaths(project)
     image_tree.run(params.load(project / "params" / "params.yaml", "quick"), paths, progress=False)
     paths.derived.mkdir(parents=True, exist_ok=True)
-    (paths.derived / "costs_metrics.json").write_text(json.dumps(
-        {"table1": {"sign_ML-DSA-65": {"median_us": 100.0, "backend": "openssl"}}}))
+    io.write_json(paths.derived / "costs_metrics.json",  # with its digest, as the costs stage writes it
+                  {"table1": {"sign_ML-DSA-65": {"median_us": 100.0, "backend": "openssl"}}})
     result = full_image.run(_settings(project), paths, progress=False)
     table = result.tables["table5_image"].set_index("Condition")
     assert list(table.index) == ["warm cache", "cold cache"] and (table["Repetitions"] == 2).all()

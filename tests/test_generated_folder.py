@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pqlab import cli
+from pqlab import cli, io
 from pqlab.errors import OutputError
-from pqlab.generated import replace_files
+from pqlab.generated import replace_files, signed
 from tests.conftest import VECTORS
 
 COMMITTED = VECTORS / "amort_differential"
@@ -26,7 +26,8 @@ def _contents(folder: Path) -> dict[str, bytes]:
 
 
 def _manifest(*names: str) -> str:
-    return json.dumps({"files": list(names)}) + "\n"
+    """A manifest as pqlab writes it: with its content digest (generated.signed)."""
+    return json.dumps(signed({"files": list(names)})) + "\n"
 
 
 def test_a_foreign_file_in_amort_vectors_out_is_untouched(tmp_path, capsys):
@@ -44,7 +45,10 @@ def test_a_foreign_file_in_amort_vectors_out_is_untouched(tmp_path, capsys):
 
     assert cli.main(["amort-vectors", "--out", str(out), "--force"]) == 0
     assert mine.read_text() == '{"mine": true}\n'
-    assert _contents(out) == before  # the same seed writes the same files
+    after = _contents(out)  # the same seed writes the same files; the manifest records this --out
+    assert {n: b for n, b in after.items() if n != "manifest.json"} == \
+        {n: b for n, b in before.items() if n != "manifest.json"}
+    assert io.read_json(out / "manifest.json")["files"] == json.loads(before["manifest.json"])["files"]
 
 
 def test_a_file_with_a_vector_name_that_pqlab_did_not_write_is_not_overwritten(tmp_path, capsys):
@@ -86,3 +90,39 @@ def test_a_manifest_that_is_not_pqlabs_owns_nothing(tmp_path):
     with pytest.raises(OutputError, match=r"holds 1 file\(s\) pqlab did not write here \(manifest.json"):
         replace_files(out, {"001_a.json": "a\n", "manifest.json": _manifest("001_a.json")},
                       manifest="manifest.json", pattern=PATTERN)
+
+
+def test_a_hand_made_manifest_listing_a_users_file_deletes_nothing(tmp_path, capsys):
+    """Issue 36: a manifest.json without pqlab's digest listing a user's file made `pqlab amort-vectors` delete it
+    (the list was trusted). Now such a manifest owns nothing: the folder is foreign, one line, nothing removed."""
+    out = tmp_path / "vectors"
+    out.mkdir()
+    (out / "500_my_vector.json").write_text('{"mine": true}\n')
+    (out / "manifest.json").write_text(json.dumps({"files": ["500_my_vector.json"]}) + "\n")
+    before = _contents(out)
+    assert cli.main(["amort-vectors", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pqlab: error [OUTPUT_UNWRITABLE]: --out ")
+    assert "500_my_vector.json" in err[0] and "manifest.json" in err[0]
+    assert _contents(out) == before
+
+
+def test_a_manifest_whose_digest_does_not_match_owns_nothing(tmp_path, capsys):
+    """A pqlab manifest edited to list another file (its digest no longer matches) is not pqlab's either."""
+    out = tmp_path / "vectors"
+    shutil.copytree(COMMITTED, out, ignore=shutil.ignore_patterns("extension"))
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["files"].append("500_my_vector.json")
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    (out / "500_my_vector.json").write_text("mine\n")
+    assert cli.main(["amort-vectors", "--out", str(out)]) == 2
+    assert "500_my_vector.json" in capsys.readouterr().err
+    assert (out / "500_my_vector.json").read_text() == "mine\n"
+
+
+def test_the_manifest_records_the_out_folder_it_was_written_to(tmp_path):
+    """Issue 36: the manifest said `--out tests/vectors/amort_differential` whatever --out was."""
+    out = tmp_path / "elsewhere"
+    assert cli.main(["amort-vectors", "--set", "extension", "--out", str(out)]) == 0
+    manifest = io.read_json(out / "manifest.json")  # carries pqlab's digest, so the checked reader takes it
+    assert manifest["command"] == f"pqlab amort-vectors --set extension --out {out} --seed {manifest['seed']}"

@@ -25,20 +25,20 @@ def test_every_stage_declares_deps_and_outs(pipeline, repo_root):
                 assert (repo_root / dep).exists(), f"{name}: missing dep {dep}"
 
 
-def test_notebook_stages_pass_only_profile_params_path_and_pipeline(pipeline, repo_root):
-    params_doc = yaml.safe_load((repo_root / "params" / "params.yaml").read_text())
+def test_notebook_stages_pass_only_the_params_file_and_pipeline(pipeline, repo_root):
+    """A notebook stage runs `pqlab papermill NB OUT --params params/params.yaml -p pipeline True`: the notebook's
+    profile and params_path come from the validated file (never from DVC's templating, which would parse it), and
+    its parameters are the resolved block dvc.yaml lists for it (tests/test_dvc_params.py)."""
     for name, stage in pipeline["stages"].items():
         if "papermill" not in stage["cmd"]:
             continue
         papermill_args = stage["cmd"].split("papermill", 1)[1]
-        assert set(re.findall(r"\s-p (\w+)", papermill_args)) == {"profile", "params_path", "pipeline"}, name
+        assert set(re.findall(r"\s-p (\w+)", papermill_args)) == {"pipeline"}, name
+        assert "--params params/params.yaml" in papermill_args, name
         # run by the pipeline: write into the project (and a measuring study's analysis stage never measures)
         assert "-p pipeline True" in papermill_args, name
         assert "-k pqlab" in stage["cmd"]
-        declared = stage["params"][0]["params/params.yaml"]
-        assert "profile" in declared, name
-        for key in declared:  # DVC refuses a declared key, dotted or not, that params.yaml does not set
-            assert _has_key(params_doc, key), f"{name}: params key {key} is not in params/params.yaml"
+        assert stage["params"] == [{"params/resolved.yaml": [name]}], name
         notebook = re.search(r"papermill (\S+\.ipynb)", stage["cmd"]).group(1)
         assert notebook in stage["deps"], name
 
@@ -61,15 +61,6 @@ def test_dvc_metrics_are_the_compact_headline_files(pipeline):
         for path in _names(stage.get("metrics", [])):
             assert path.endswith("_headline.json"), f"{name}: {path} is not a compact headline file"
             assert path.replace("_headline.json", "_metrics.json") in _names(stage["outs"]), name
-
-
-def _has_key(document: dict, dotted: str) -> bool:
-    node = document
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return True
 
 
 def _covered(path: str, deps: list[str]) -> bool:
@@ -147,15 +138,20 @@ def test_no_two_pqlab_packages_import_each_other():
         assert not (b in edges.get(a, set()) and a in edges.get(b, set())), f"{a} and {b} import each other"
 
 
-def test_notebook_stages_run_through_pqlab_papermill_with_the_execution_timeout(pipeline):
-    """Bounded and short: every notebook stage has papermill's execution timeout (a declared param) and runs
-    through `pqlab papermill`, so a failure is one line in `dvc repro`, never a papermill traceback."""
+def test_notebook_stages_run_through_pqlab_papermill_with_the_execution_timeout(pipeline, repo_root):
+    """Bounded and short: every notebook stage runs through `pqlab papermill --params`, which takes papermill's
+    execution timeout from the file's execution_timeout_s (in the stage's resolved block), so a failure is one line
+    in `dvc repro`, never a papermill traceback."""
+    from pqlab import params
+    from pqlab.studies import resolve_params
+
+    blocks = resolve_params.blocks(params.load(repo_root / "params" / "params.yaml"))
     for name, stage in pipeline["stages"].items():
         if "papermill" not in stage["cmd"]:
             continue
         assert "pqlab papermill notebooks/" in stage["cmd"], name
-        assert "--execution-timeout ${execution_timeout_s}" in stage["cmd"], name
-        assert "execution_timeout_s" in stage["params"][0]["params/params.yaml"], name
+        assert "--params params/params.yaml" in stage["cmd"] and "--execution-timeout" not in stage["cmd"], name
+        assert "execution_timeout_s" in blocks[name], name
         assert "lib/pqlab/notebook.py" in stage["deps"], name
 
 

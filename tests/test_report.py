@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import csv
 import io
-import json
 import re
 import typing
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pqlab import io as pqlab_io
 from pqlab import report
 from pqlab.errors import MetricsMismatchError, ParamsError
 from pqlab.io import read_json
@@ -175,7 +175,7 @@ def _write(root: Path, reference=REFERENCE, metrics=METRICS) -> ProjectPaths:
     for old in derived.glob("*.json"):
         old.unlink()
     for name, document in metrics.items():
-        (derived / name).write_text(json.dumps(document))
+        pqlab_io.write_json(derived / name, document)  # with its digest, as a stage writes it
     return ProjectPaths(root)
 
 

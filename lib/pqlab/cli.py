@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pqlab.errors import PqlabError, one_line
 
@@ -57,6 +57,18 @@ def _info(args: argparse.Namespace) -> int:
 def _params(args: argparse.Namespace) -> int:
     from pqlab import params
 
+    if args.resolve:
+        if args.profile:
+            from pqlab.errors import ParamsError
+
+            raise ParamsError("the resolved file follows the params file's own profile; set `profile:` there",
+                              field="--profile")
+        settings = params.load(args.params)  # first: a malformed file is refused before anything heavy loads
+        from pqlab.studies import resolve_params
+
+        written = resolve_params.run(args.params, settings)
+        print(f"wrote {written} (every parameter each pipeline stage reads, for DVC)")
+        return 0
     settings = params.load(args.params, args.profile)
     print(json.dumps(params.dump_all(settings), indent=2))
     return 0
@@ -126,9 +138,17 @@ def _raw_import(args: argparse.Namespace) -> int:
     from pqlab.studies import raw_samples
 
     settings, paths = _settings_and_paths(args)
+    if args.name and (not args.edited or len(args.files) != 1):
+        from pqlab.errors import RawSamplesError
+
+        raise RawSamplesError("names the one file imported with --edited", field="--as")
     for file in args.files:
-        target = raw_samples.import_file(file, settings, paths, args.stage)
-        print(f"imported {file} as {target}")
+        if args.edited:
+            target = raw_samples.import_edited(file, settings, paths, args.stage, args.name)
+            print(f"imported {file} as {target}, recorded as EDITED BY HAND (REPORT.md marks every row it feeds)")
+        else:
+            target = raw_samples.import_file(file, settings, paths, args.stage)
+            print(f"imported {file} as {target}")
     return 0
 
 
@@ -286,8 +306,16 @@ def _papermill(args: argparse.Namespace) -> int:
     # an IRI format, so this process (one notebook, then it exits) goes without that optional checker.
     if "jsonschema" not in sys.modules:
         sys.modules.setdefault("rfc3987_syntax", None)
-    run_headless(args.notebook, args.output, {name: parameter_value(value) for name, value in args.parameters},
-                 kernel_name=args.kernel, execution_timeout=args.execution_timeout, cwd=args.cwd)
+    parameters = {name: parameter_value(value) for name, value in args.parameters}
+    timeout = args.execution_timeout
+    if args.params:  # the pipeline's way: profile and timeout from the validated file, not from DVC's templating
+        from pqlab import params
+
+        settings = params.load(args.params)
+        parameters = {"profile": settings.profile, "params_path": args.params} | parameters
+        timeout = settings.execution_timeout_s if timeout is None else timeout
+    run_headless(args.notebook, args.output, parameters, kernel_name=args.kernel, execution_timeout=timeout,
+                 cwd=args.cwd)
     return 0
 
 
@@ -301,11 +329,11 @@ def _recovery(args: argparse.Namespace) -> int:
 
 def _amort_vectors(args: argparse.Namespace) -> int:
     from pqlab.amort import vectors
-    from pqlab.generated import replace_files
+    from pqlab.generated import replace_files, signed
 
     seed = vectors.DEFAULT_SEED if args.seed is None else args.seed
-    texts = vectors.files(seed, args.set)
-    out = args.out or str(Path("tests/vectors/amort_differential") / vectors.FOLDERS[args.set])
+    out = args.out or vectors.default_out(args.set)
+    texts = vectors.files(seed, args.set, out, sign=signed)  # the manifest records this --out and pqlab's digest
     # removes only vectors the folder's previous manifest.json recorded; a user's file is never deleted
     written = replace_files(out, texts, manifest=vectors.MANIFEST, pattern=vectors.FILE, force=args.force)
     for path in written:
@@ -381,8 +409,16 @@ def _study_command(sub, command: str, func: Callable[[argparse.Namespace], int],
     return parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a usage error as one line (``pqlab: error [USAGE]: ...``, exit 2), as every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        text = " ".join(message.split())
+        self.exit(2, f"pqlab: error [USAGE]: {self.prog}: {text} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pqlab", description=__doc__)
+    parser = _Parser(prog="pqlab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     info = sub.add_parser("info", help="list backends, versions, algorithms and sizes")
@@ -392,6 +428,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("params", help="validate a params file and print the resolved values")
     _study_arguments(check, out_dir=False)
+    check.add_argument("--resolve", action="store_true", help="write params/resolved.yaml instead: per pipeline "
+                       "stage every parameter it reads (what dvc.yaml's stages list; make repro / dvc repro do this "
+                       "first)")
     check.set_defaults(func=_params)
 
     _study_command(sub, "costs", _costs, "run the AMORT-V1 cost characterisation (Table I, Fig. 2)")
@@ -427,7 +466,10 @@ def build_parser() -> argparse.ArgumentParser:
     nb.add_argument("-k", "--kernel", default="pqlab", help="Jupyter kernel (default: pqlab)")
     nb.add_argument("-p", "--parameters", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                     help="set a parameter of the notebook's `parameters` cell")
-    nb.add_argument("--execution-timeout", type=int, help="seconds one cell may run (params: execution_timeout_s)")
+    nb.add_argument("--execution-timeout", type=int, help="seconds one cell may run (default with --params: its "
+                    "execution_timeout_s)")
+    nb.add_argument("--params", help="a params file: validated, then passed as the notebook's params_path with its "
+                    "profile, and its execution_timeout_s as the timeout (what dvc.yaml's stages run)")
     nb.add_argument("--cwd", help="working directory of the kernel (default: this one)")
     nb.set_defaults(func=_papermill)
 
@@ -480,6 +522,11 @@ def build_parser() -> argparse.ArgumentParser:
                                 "checksum, stage, measurement parameters) and put them in place under data/raw")
     raw_in.add_argument("files", nargs="+", metavar="FILE")
     raw_in.add_argument("--stage", help="the measuring stage the files must belong to (refused otherwise)")
+    raw_in.add_argument("--edited", action="store_true", help="the files were edited by hand (e.g. a pandas round "
+                        "trip): accept them without their digest, take missing provenance from the raw file they "
+                        "replace, and record them as edited; REPORT.md marks every row they feed")
+    raw_in.add_argument("--as", dest="name", metavar="NAME", help="with --edited: the raw file it replaces "
+                        "(default: its provenance's, else its own file name)")
     _study_arguments(raw_in)
     raw_in.set_defaults(func=_raw_import)
 
@@ -500,15 +547,36 @@ def _interrupted(args: argparse.Namespace) -> str:
     return "interrupted; " + outputs.interrupt_report(getattr(cache, "KEPT", None))
 
 
+def _quiet_broken_pipe() -> int:
+    """The reader of our output went away (``pqlab info | head -1``): stop quietly as other Unix tools do, with the
+    status a SIGPIPE gives (128 + 13); stdout is pointed at /dev/null so the exit-time flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout file descriptor (captured in a test)
+        pass
+    return 128 + 13
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except PqlabError as exc:
         print(one_line(exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"pqlab: {_interrupted(args)}", file=sys.stderr)
+        from pqlab.progress import close_all
+
+        close_all()
+        print(f"pqlab: {_interrupted(args)}", file=sys.stderr, flush=True)
         return 130
     except OSError as exc:  # a full disk outside an output set (resume parts, scratch files): one line, not a bug
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):

@@ -27,7 +27,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", help="override the params file's profile")
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument("--out", metavar="FILE", help="also write the JSON answer to FILE")
-    parser.add_argument("--figure", metavar="FILE", help="also draw the figure into FILE (.png or .pdf)")
+    parser.add_argument("--figure", metavar="FILE", help="also draw the figure into FILE (.png, .pdf or .svg)")
 
 
 def add_parser(sub: Any) -> None:
@@ -113,10 +113,38 @@ def _emit(args: argparse.Namespace, document: dict[str, Any], text: str) -> None
     print(json.dumps(document, indent=2, default=str) if args.json else text)
 
 
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """``--figure`` and ``--out`` refused before anything is computed: a format pqlab does not draw, a folder that
+    cannot be written (nothing is created here; the writers create missing folders at the end)."""
+    from pqlab import io
+    from pqlab.errors import OutputError
+
+    if args.figure:
+        kind = Path(args.figure).suffix.lstrip(".").lower()
+        if kind not in FIGURE_FORMATS:
+            raise OutputError(f"{'.' + kind if kind else 'no suffix'} is not a figure format pqlab draws: name a "
+                              f"{', '.join('.' + k for k in FIGURE_FORMATS)} file", field=f"--figure {args.figure}")
+    for option, given in (("--figure", args.figure), ("--out", args.out)):
+        if not given:
+            continue
+        target = Path(given)
+        if target.is_dir():
+            raise OutputError("is a folder; name a file", field=f"{option} {given}")
+        existing = next(p for p in (target.parent.absolute(), *target.parent.absolute().parents) if p.exists())
+        try:  # a probe file, not os.access: root passes access() on /proc and on read-only mounts
+            io.fresh_file(existing, ".pqlab-probe").unlink()
+        except OSError as exc:
+            raise OutputError(f"{existing} is not writable ({exc.strerror or exc})",
+                              field=f"{option} {given}") from None
+
+
 def _save(figure: Any, path: str) -> None:
     from pqlab import io
 
-    kind = Path(path).suffix.lstrip(".").lower() or "png"
+    kind = Path(path).suffix.lstrip(".").lower()
     io.write_with(path, lambda tmp: figure.savefig(tmp, format=kind, dpi=150, metadata={"CreationDate": None}
                                                    if kind == "pdf" else None))
 
@@ -130,6 +158,7 @@ def _loadavg() -> str:
 
 def _case(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    _check_outputs(args)
     from pqlab.whatif import case, deployment
 
     settings, params_path, _paths = _settings(args)
@@ -169,6 +198,7 @@ def _case(args: argparse.Namespace) -> int:
 
 def _amort(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    _check_outputs(args)
     from pqlab.whatif import amort, deployment
 
     settings, params_path, paths = _settings(args)

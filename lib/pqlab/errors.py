@@ -133,6 +133,13 @@ class InputError(PqlabError):
     code = "INPUT_CORRUPT"
 
 
+class UnverifiedInputError(InputError):
+    """A file a stage reads lacks pqlab's content digest (or its provenance): pqlab cannot tell it from an edited copy,
+    so it is refused rather than used as it is."""
+
+    code = "INPUT_UNVERIFIED"
+
+
 class InputInvalidError(PqlabError):
     """An input pqlab cannot take as it is: a file name that is not valid UTF-8, a special file (FIFO, socket,
     device) where a regular file or folder belongs."""

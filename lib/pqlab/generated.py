@@ -1,10 +1,12 @@
 """Write a folder of generated files (e.g. ``pqlab amort-vectors --out D``) without ever deleting a user's file.
 
-The folder's manifest from the previous run (``files``: the names that run wrote) is what pqlab owns there. A
-rerun removes only those of its names the new set no longer has. Any other file that matches the generated
-names' pattern, or has the name of a file about to be written, is foreign: unless its content is exactly what
-would be written anyway, the folder is refused with one line — ``force`` keeps foreign files and overwrites only
-those with a generated file's name. Nothing is removed before every new file is written; the manifest goes last.
+The folder's manifest from the previous run (``files``: the names that run wrote) is what pqlab owns there — only
+when it carries pqlab's content digest (:func:`signed`); a manifest without it, or whose digest does not match, is
+not pqlab's and the folder counts as foreign. A rerun removes only those of its names the new set no longer has.
+Any other file that matches the generated names' pattern, or has the name of a file about to be written, is
+foreign: unless its content is exactly what would be written anyway, the folder is refused with one line —
+``force`` keeps foreign files and overwrites only those with a generated file's name. Nothing is removed before
+every new file is written; the manifest goes last.
 """
 
 from __future__ import annotations
@@ -12,13 +14,20 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pqlab.errors import InputError, OutputError
-from pqlab.io import ensure_writable_dir, read_json, write_text
+from pqlab.io import ensure_writable_dir, read_json, with_digest, write_text
+
+
+def signed(data: dict[str, Any]) -> dict[str, Any]:
+    """A manifest with ``pqlab_sha256`` over its content (as :func:`pqlab.io.read_json` checks it): pqlab's mark."""
+    return with_digest(data)
 
 
 def recorded(manifest: Path, pattern: re.Pattern[str]) -> set[str] | None:
-    """The names a previous run recorded in ``manifest`` (``files``), or None if it is absent or not pqlab's."""
+    """The names a previous run recorded in ``manifest`` (``files``), or None if it is absent or not pqlab's: a
+    manifest without pqlab's digest (hand-made, copied and edited) or with one that does not match is foreign."""
     if not manifest.is_file():
         return None
     try:

@@ -4,7 +4,8 @@ mode the umask gives (0644 by default); an unreadable or corrupt input is an Inp
 JSON objects and parquet files pqlab writes carry a SHA-256 of their content (the key ``pqlab_sha256`` of the
 object; the schema metadata key of that name), so :func:`read_json` and :func:`read_parquet` notice a changed
 value — a flipped digit, a damaged data page — that the formats themselves would read without complaint.
-Files without the key (older runs, hand-made inputs) are read as they are.
+A file without the key (a pandas ``to_parquet`` or a text editor drops it) is refused as well
+(UnverifiedInputError): no digest, no read. A file edited on purpose comes in through ``pqlab raw import --edited``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pqlab.errors import InputError, OutputError, StudyInputError
+from pqlab.errors import InputError, OutputError, StudyInputError, UnverifiedInputError
 
 METADATA_KEY = b"pqlab"
 DIGEST_KEY = "pqlab_sha256"
@@ -98,12 +99,21 @@ def _canonical(data: Any) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def _plain(data: Any) -> Any:
+    return json.loads(json.dumps(data, default=str))  # exactly what a reader will parse
+
+
+def with_digest(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` as JSON reads it back, with ``pqlab_sha256`` over its canonical form (what read_json checks)."""
+    plain = _plain(data)
+    plain.pop(DIGEST_KEY, None)
+    plain[DIGEST_KEY] = hashlib.sha256(_canonical(plain)).hexdigest()
+    return plain
+
+
 def json_text(data: Any, checksum: bool = True) -> str:
     """``data`` as indented JSON; an object gets ``pqlab_sha256`` over its canonical form (see read_json)."""
-    plain = json.loads(json.dumps(data, default=str))  # exactly what a reader will parse
-    if checksum and isinstance(plain, dict):
-        plain.pop(DIGEST_KEY, None)
-        plain[DIGEST_KEY] = hashlib.sha256(_canonical(plain)).hexdigest()
+    plain = with_digest(data) if checksum and isinstance(data, dict) else _plain(data)
     return json.dumps(plain, indent=2, sort_keys=True) + "\n"
 
 
@@ -111,12 +121,32 @@ def write_json(path: str | Path, data: Any) -> Path:
     return write_text(path, json_text(data))
 
 
+def _canonical_cell(value: Any) -> str:
+    """An unhashable cell (a list read back as an array, a struct as a dict) as canonical JSON text."""
+    return json.dumps(value.tolist() if hasattr(value, "tolist") else value, sort_keys=True, default=str)
+
+
+def _frame_hashes(frame: pd.DataFrame) -> bytes:
+    """pandas' row hashes of ``frame``; a column pandas cannot hash (list or struct cells) is hashed as the canonical
+    JSON of each cell, so every table pqlab writes gets a digest."""
+    try:
+        return pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes()
+    except TypeError:
+        hashable = frame.copy()
+        for column in frame.columns:
+            try:
+                pd.util.hash_pandas_object(frame[column], index=False)
+            except TypeError:
+                hashable[column] = frame[column].map(_canonical_cell)
+        return pd.util.hash_pandas_object(hashable, index=False).to_numpy().tobytes()
+
+
 def _frame_digest(table: pa.Table) -> str | None:
     """SHA-256 over a table's column names, values (as pandas reads them back) and pqlab metadata."""
     try:
         frame = table.to_pandas()
-        values = pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes() if len(frame.columns) else b""
-    except (TypeError, ValueError, pa.ArrowException):  # unhashable cells: no digest rather than a wrong one
+        values = _frame_hashes(frame) if len(frame.columns) else b""
+    except (TypeError, ValueError, pa.ArrowException):  # cells no canonical form covers: no digest, not a wrong one
         return None
     digest = hashlib.sha256(_canonical([list(map(str, frame.columns)), [str(t) for t in frame.dtypes]]))
     digest.update(values)
@@ -202,11 +232,26 @@ class FileLock:
 
 # --- checked readers -------------------------------------------------------------------------------------
 
+def _remedy(stage: str | None) -> str:
+    if stage is None:
+        return "delete it or rerun the stage that writes it"
+    if stage.startswith("measure_"):
+        return (f"rerun `dvc repro {stage}` to measure it again, or bring an edited copy in on purpose with "
+                "`pqlab raw import --edited FILE` (REPORT.md then marks every row it feeds)")
+    return f"rerun the {stage} stage (dvc repro {stage}) to write it again"
+
+
 def _corrupt(path: Path, what: str, exc: BaseException, stage: str | None = None) -> InputError:
     detail = " ".join(str(exc).split())[:200] or type(exc).__name__
-    remedy = (f"rerun the {stage} stage (dvc repro {stage}) to write it again" if stage
-              else "delete it or rerun the stage that writes it")
-    return InputError(f"{what} is unreadable or corrupt ({detail}); {remedy}", field=str(path))
+    return InputError(f"{what} is unreadable or corrupt ({detail}); {_remedy(stage)}", field=str(path))
+
+
+def _unverified(path: Path, what: str, lacks: str, stage: str | None) -> UnverifiedInputError:
+    return UnverifiedInputError(f"{what}: no {lacks} (a pandas or text-editor round trip drops it), so pqlab cannot "
+                                f"tell it from an edited copy and does not read it; {_remedy(stage)}", field=str(path))
+
+
+_MISMATCH = "its content does not match the SHA-256 recorded when it was written"
 
 
 def _absent(path: Path, what: str, stage: str) -> StudyInputError:
@@ -214,41 +259,75 @@ def _absent(path: Path, what: str, stage: str) -> StudyInputError:
 
 
 def read_json(path: str | Path, what: str = "JSON file", *, stage: str | None = None) -> Any:
-    """Parse a JSON file; a missing, unreadable, non-UTF-8, truncated or absurdly nested file, or an object whose
-    ``pqlab_sha256`` does not match its content, is an InputError. The digest key is not returned.
+    """Parse a JSON object pqlab wrote; a missing, unreadable, non-UTF-8, truncated, absurdly nested or non-object
+    file is an InputError, and so is an object whose ``pqlab_sha256`` does not match its content; an object without
+    that key is an UnverifiedInputError. The digest key is not returned.
 
     ``stage``: the pqlab stage that writes the file; a missing file is then a StudyInputError saying to run that
-    stage first, and a corrupt one says to rerun it."""
+    stage first, and a corrupt or unverified one says to rerun it."""
     path = Path(path)
     if stage is not None and not path.exists():
         raise _absent(path, what, stage)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict) and DIGEST_KEY in data:
-            recorded = data.pop(DIGEST_KEY)
-            if recorded != hashlib.sha256(_canonical(data)).hexdigest():
-                raise ValueError("its content does not match the SHA-256 recorded when it was written")
+        if not isinstance(data, dict):
+            raise ValueError(f"a JSON {type(data).__name__}, not the object pqlab writes")
+        if DIGEST_KEY not in data:
+            raise _unverified(path, what, f"{DIGEST_KEY} content digest", stage)
+        recorded = data.pop(DIGEST_KEY)
+        if recorded != hashlib.sha256(_canonical(data)).hexdigest():
+            raise ValueError(_MISMATCH)
         return data
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise _corrupt(path, what, exc, stage) from None
 
 
-def read_parquet(path: str | Path, columns: Sequence[str] | None = None, what: str = "parquet file", *,
-                 stage: str | None = None) -> pd.DataFrame:
-    """Read a parquet file; a missing, truncated or corrupt file, or one whose content does not match its
-    ``pqlab_sha256``, is an InputError naming it (``stage`` as for :func:`read_json`)."""
+def read_parquet_checked(path: str | Path, what: str = "parquet file", *,
+                         stage: str | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A parquet file pqlab wrote and its ``pqlab`` metadata block (provenance), both covered by the
+    ``pqlab_sha256`` it carries: a missing, truncated or corrupt file, or one whose content does not match its
+    digest, is an InputError naming it; one without the digest or without the metadata block is an
+    UnverifiedInputError (``stage`` as for :func:`read_json`)."""
     path = Path(path)
     if stage is not None and not path.exists():
         raise _absent(path, what, stage)
     try:
         table = pq.read_table(path)
-        recorded = (table.schema.metadata or {}).get(DIGEST_KEY.encode())
-        if recorded is not None and recorded.decode(errors="replace") != _frame_digest(table):
-            raise ValueError("its content does not match the SHA-256 recorded when it was written")
-        frame = table.to_pandas()
-        return frame[list(columns)] if columns is not None else frame
-    except (OSError, pa.ArrowException, ValueError, KeyError) as exc:
+        metadata = table.schema.metadata or {}
+        recorded = metadata.get(DIGEST_KEY.encode())
+        if recorded is None:
+            raise _unverified(path, what, f"{DIGEST_KEY} content digest", stage)
+        if recorded.decode(errors="replace") != _frame_digest(table):
+            raise ValueError(_MISMATCH)
+        if METADATA_KEY not in metadata:
+            raise _unverified(path, what, "pqlab provenance block", stage)
+        block = json.loads(metadata[METADATA_KEY])
+        return table.to_pandas(), block if isinstance(block, dict) else {}
+    except (OSError, pa.ArrowException, ValueError, KeyError, RecursionError) as exc:
         raise _corrupt(path, what, exc, stage) from None
+
+
+def read_parquet(path: str | Path, columns: Sequence[str] | None = None, what: str = "parquet file", *,
+                 stage: str | None = None) -> pd.DataFrame:
+    """The frame of :func:`read_parquet_checked` (only ``columns``, when given)."""
+    frame, _ = read_parquet_checked(path, what, stage=stage)
+    try:
+        return frame[list(columns)] if columns is not None else frame
+    except KeyError as exc:
+        raise _corrupt(Path(path), what, exc, stage) from None
+
+
+def read_parquet_unchecked(path: str | Path, what: str = "parquet file") -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A parquet file as it is, digest or not, and its ``pqlab`` metadata block (empty when absent): only for a file
+    a user hands over as edited by hand (``pqlab raw import --edited``), which records it as such."""
+    path = Path(path)
+    try:
+        table = pq.read_table(path)
+        raw = (table.schema.metadata or {}).get(METADATA_KEY)
+        block = json.loads(raw) if raw else {}
+        return table.to_pandas(), block if isinstance(block, dict) else {}
+    except (OSError, pa.ArrowException, ValueError, RecursionError) as exc:
+        raise _corrupt(path, what, exc) from None
 
 
 def read_parquet_metadata(path: str | Path) -> dict[str, Any]:

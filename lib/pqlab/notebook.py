@@ -221,7 +221,9 @@ def run_headless(
     notebook, output = Path(notebook), Path(output)
     if not notebook.is_file():
         raise NotebookError("no such notebook", field=str(notebook))
-    for name in ("papermill", "nbclient", "traitlets"):  # their errors are said again in our one line
+    # their errors are said again in our one line; asyncio's would be a "Task exception was never retrieved"
+    # traceback (a DeadKernelError) when an interrupt cuts nbclient's loop short
+    for name in ("papermill", "nbclient", "traitlets", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     # The kernel inherits these: widget cells never wait for a front end, and progress bars (tqdm would draw
     # them as widgets in a kernel) are off; this process's own environment is restored afterwards.
@@ -236,6 +238,8 @@ def run_headless(
                 execution_timeout=execution_timeout, cwd=str(cwd) if cwd is not None else None)
             return
         except PapermillExecutionError as exc:
+            if exc.ename == "KeyboardInterrupt":  # SIGINT reached the kernel (Ctrl-C to the group, kill -INT)
+                raise KeyboardInterrupt from None
             failure = _failure(exc, notebook, output)
         except TimeoutError:
             failure = NotebookError(f"a cell ran longer than execution_timeout_s = {execution_timeout} s and was "
@@ -250,6 +254,9 @@ def run_headless(
         except NoSuchKernel:
             failure = NotebookError(f"no Jupyter kernel named {kernel_name!r}; `make setup` installs it",
                                     field=str(notebook))
+        except RuntimeError as exc:  # jupyter_client: "Kernel died before replying to kernel_info" (killed early)
+            failure = NotebookError(f"the kernel failed while starting: {' '.join(str(exc).split())[:200]} "
+                                    f"(executed notebook: {output})", field=str(notebook), code="KERNEL_DIED")
         except (PapermillException, OSError, ValueError) as exc:
             failure = NotebookError(" ".join(str(exc).split())[:300] or type(exc).__name__, field=str(notebook))
         finally:

@@ -11,3 +11,18 @@ def bar(*, total: int | None = None, desc: str = "", disable: bool = False, **op
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, disable=disable, **options)
+
+
+def close_all() -> None:
+    """Close every open bar, so a message printed next starts on its own line and no bar redraws over it later
+    (an interrupted run's bars are otherwise closed at exit, after the message, and on a terminal erase it)."""
+    import sys
+
+    module = sys.modules.get("tqdm.std")
+    if module is None:
+        return
+    for open_bar in list(getattr(module.tqdm, "_instances", ())):
+        try:
+            open_bar.close()
+        except (OSError, ValueError, AttributeError):  # a bar that cannot draw any more must not hide the message
+            pass

@@ -52,6 +52,8 @@ class RawSource(MetricsNode):
     load_average: LoadAverage
     seed: int
     profile: str
+    # raw files `pqlab raw import --edited` put in place, this stage's and its derived inputs' (absent: none)
+    hand_edited: list[str] = []
 
 
 class SanityFailure(MetricsNode):

@@ -11,6 +11,7 @@ import pytest
 from pqlab.amort import differential, vectors
 from pqlab.amort.errors import Code
 from pqlab.amort.fastpath import MAX_BATCH, native_status
+from pqlab.generated import signed
 
 VECTORS = Path(__file__).resolve().parent.parent / "vectors" / "amort_differential"
 EXTENSION = VECTORS / vectors.FOLDERS["extension"]
@@ -64,7 +65,7 @@ def test_vectors_regenerate_byte_for_byte(vector_set: str) -> None:
     assert [vectors.file_name(v) for v in fresh] == manifest["files"]
     for vector in fresh:
         assert vectors.dumps(vector) == (folder / vectors.file_name(vector)).read_text(), vectors.file_name(vector)
-    assert vectors.dumps(vectors.manifest(fresh, manifest["seed"], vector_set)) == \
+    assert vectors.dumps(signed(vectors.manifest(fresh, manifest["seed"], vector_set))) == \
         (folder / vectors.MANIFEST).read_text()
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pqlab.amort.differential import FORMAT
@@ -82,14 +83,21 @@ def dumps(data: Any) -> str:
     return f'{text[:-2]},\n "steps": [\n{steps}\n ]\n}}\n'
 
 
-def manifest(vectors: list[dict[str, Any]], seed: int, vector_set: str = "paper") -> dict[str, Any]:
+def default_out(vector_set: str = "paper") -> str:
+    """The folder the set is committed in (``pqlab amort-vectors``' default ``--out``)."""
+    return "tests/vectors/amort_differential" + (f"/{FOLDERS[vector_set]}" if FOLDERS[vector_set] else "")
+
+
+def manifest(vectors: list[dict[str, Any]], seed: int, vector_set: str = "paper",
+             out: str | None = None) -> dict[str, Any]:
+    """What a set's ``manifest.json`` records, the command that wrote it with its real ``--out`` among it."""
     categories: dict[str, int] = {}
     profiles: dict[str, int] = {}
     for v in vectors:
         categories[v["category"]] = categories.get(v["category"], 0) + 1
         key = f"{v['variant']}/{v['wire_format']}"
         profiles[key] = profiles.get(key, 0) + 1
-    out = "tests/vectors/amort_differential" + (f"/{FOLDERS[vector_set]}" if FOLDERS[vector_set] else "")
+    out = default_out(vector_set) if out is None else out
     return {"format": FORMAT, "set": vector_set, "seed": seed, "count": len(vectors),
             "profiles": dict(sorted(profiles.items())),
             "command": f"pqlab amort-vectors --set {vector_set} --out {out} --seed {seed}",
@@ -98,10 +106,11 @@ def manifest(vectors: list[dict[str, Any]], seed: int, vector_set: str = "paper"
             "categories": dict(sorted(categories.items())), "files": [file_name(v) for v in vectors]}
 
 
-def files(seed: int = DEFAULT_SEED, vector_set: str = "paper") -> dict[str, str]:
-    """Every vector file of a set and its ``manifest.json`` (last), as file name -> text; ``pqlab amort-vectors``
-    writes them."""
+def files(seed: int = DEFAULT_SEED, vector_set: str = "paper", out: str | None = None,
+          sign: Callable[[dict[str, Any]], dict[str, Any]] = lambda data: data) -> dict[str, str]:
+    """Every vector file of a set and its ``manifest.json`` (last, passed through ``sign``: the writer's mark), as
+    file name -> text; ``pqlab amort-vectors --out OUT`` writes them."""
     vectors = generate(seed, vector_set)
-    out = {file_name(v): dumps(v) for v in vectors}
-    out[MANIFEST] = dumps(manifest(vectors, seed, vector_set))
-    return out
+    texts = {file_name(v): dumps(v) for v in vectors}
+    texts[MANIFEST] = dumps(sign(manifest(vectors, seed, vector_set, out)))
+    return texts

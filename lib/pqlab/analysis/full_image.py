@@ -30,7 +30,9 @@ def signature_reference(metrics_path: Path, operation: str, root: Path) -> dict[
     if not isinstance(entry, dict) or not isinstance(entry.get("median_us"), int | float):
         return source | {"missing": f"the costs stage measured no {operation}; rerun it with {operation} in "
                                     "costs.signers"}
-    return source | {"median_us": float(entry["median_us"]), "backend": entry.get("backend")}
+    source_block = data.get("raw_samples") if isinstance(data.get("raw_samples"), dict) else {}
+    edited = [f"{name} via {shown}" for name in source_block.get("hand_edited") or []]
+    return source | {"median_us": float(entry["median_us"]), "backend": entry.get("backend"), "hand_edited": edited}
 
 
 def reliability(samples: pd.DataFrame, copy_digest: str | None) -> dict[str, list[str]]:

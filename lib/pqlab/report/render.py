@@ -198,9 +198,11 @@ def raw_source(block: object, kind: str) -> str:
     if isinstance(block, dict) and block.get("machine"):
         load = block.get("load_average") or {}
         shown = " → ".join("/".join(str(x) for x in load[when]) for when in ("before", "after") if load.get(when))
+        edited = block.get("hand_edited") or []
         return (f"host {block['machine']} ({block.get('cpu_model', 'unknown CPU')}), measured "
                 f"{block.get('measured_utc', 'at an unknown time')}, seed {block.get('seed')}, profile "
-                f"{block.get('profile')}, load average {shown or 'not recorded'}")
+                f"{block.get('profile')}, load average {shown or 'not recorded'}"
+                + (f"; **EDITED BY HAND**: {', '.join(map(str, edited))}" if edited else ""))
     return "no raw samples (model)" if kind == "model" else "measured and analysed in one run (no raw-sample stage)"
 
 

@@ -16,7 +16,7 @@ import importlib.util
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -633,6 +633,14 @@ def _as_printed(end: Printed | None) -> float | int | None:
     return int(end.value) if end.half_unit >= 0.5 and float(end.value).is_integer() else end.value
 
 
+def hand_edited(tree: MetricsTree, metrics_file: str) -> list[str]:
+    """The raw files imported as edited by hand behind a stage's metrics (``raw_samples.hand_edited``)."""
+    document = tree.document(metrics_file) if metrics_file in tree.stages else None
+    block = document.get("raw_samples") if isinstance(document, dict) else None
+    edited = block.get("hand_edited") if isinstance(block, dict) else None
+    return [str(name) for name in edited] if isinstance(edited, list) else []
+
+
 def collect(reference: Reference, tree: MetricsTree | Path,
             pipeline: Callable[[str], bool] = in_pipeline) -> pd.DataFrame:
     """One row per reference row: the paper's value, this run's, the interval or data it was judged on, verdict
@@ -642,6 +650,10 @@ def collect(reference: Reference, tree: MetricsTree | Path,
     rows = []
     for q in reference.quantities:
         o = judge(q, reference, tree, pipeline)
+        edited = hand_edited(tree, q.metrics_file)
+        if edited:  # every row a hand-edited raw file feeds says so (pqlab raw import --edited)
+            o = replace(o, reasons=(f"computed from raw samples EDITED BY HAND ({', '.join(edited)})", *o.reasons),
+                        produced_by=f"{o.produced_by} (hand-edited input)")
         ends = q.ends
         point = _as_printed(ends[0]) if not q.is_range and ends[0] is not None else None
         here_number = o.here if isinstance(o.here, int) and not isinstance(o.here, bool) else number(o.here)

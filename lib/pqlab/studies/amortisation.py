@@ -20,6 +20,7 @@ from pqlab.experiments import amortisation_models as models
 from pqlab.figures.amortisation import amortisation_sensitivity, fig3_amortisation, fig4_tradeoff
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.provenance import analysis_profile, hand_edited
 from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet, rounded
 from pqlab.studies.result import StudyResult
@@ -27,6 +28,7 @@ from pqlab.typed_metrics import validated
 
 STAGE = "amortisation"
 RAW = raw_samples.spec(STAGE)
+UPSTREAM_EDITED = "costs_hand_edited"  # in cost_medians' provenance: the costs stage's raw files edited by hand
 METRICS = AmortisationMetrics
 
 
@@ -39,13 +41,13 @@ def cost_medians(settings: StudyParams, paths: ProjectPaths, *, progress: bool =
     analysis, which never measures) its absence is a StudyInputError naming the file.
     """
     file = paths.derived / analysis.COSTS_STATS
-    if file.exists():  # checked against the SHA-256 the costs stage recorded: an edited median is INPUT_CORRUPT
-        stats = io.read_parquet(file, what="cost statistics file", stage="costs")
-        meta = io.read_parquet_metadata(file)
+    if file.exists():  # checked against the SHA-256 the costs stage recorded: an edited median is refused
+        stats, meta = io.read_parquet_checked(file, what="cost statistics file", stage="costs")
         return stats, {
             "source": str(file.relative_to(paths.root)) if file.is_relative_to(paths.root) else str(file),
-            "costs_profile": (meta.get("params") or {}).get("profile"), "costs_git_commit": meta.get("git_commit"),
-            "costs_timestamp_utc": meta.get("timestamp_utc"), "costs_cpu_model": meta.get("cpu_model")}
+            "costs_profile": analysis_profile(meta), "costs_git_commit": meta.get("git_commit"),
+            "costs_timestamp_utc": meta.get("timestamp_utc"), "costs_cpu_model": meta.get("cpu_model"),
+            UPSTREAM_EDITED: hand_edited(meta)}
     if not measure:
         raise StudyInputError("the cost study's statistics are missing: run the costs stage first "
                               "(`dvc repro costs` or `pqlab costs`)", field=str(file))
@@ -64,6 +66,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     cfg = settings.amortisation
     paths.check_writable(paths.derived, paths.amort_figs)
     cost_stats, provenance = cost_medians(settings, paths, progress=progress, measure=measure_costs)
+    upstream_edited = provenance.pop(UPSTREAM_EDITED, [])
     frames, raw_metadata = raw_samples.read(RAW, settings, paths)
     raw, plan = frames["amortisation_sweep.parquet"], frames["amortisation_sweep_plan.parquet"]
     path_rows, fsync_rows = frames["amortisation_path_probe.parquet"], frames["amortisation_fsync_probe.parquet"]
@@ -90,7 +93,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     headline = validated(AmortisationMetrics, analysis.metrics(
         settings, inputs, compared, per_trial, omission, equivocation, sensitivity, provenance, info) | {
         "storage_skipped": raw_metadata["storage_skipped"], "wall_s": raw_metadata["wall_s"],
-        "raw_samples": raw_samples.source(raw_metadata)})
+        "raw_samples": raw_samples.source(raw_metadata, upstream_edited)})
     for failure in headline["sanity"]["failed"]:
         warn(f"amortisation: sanity check failed: {failure['cause']}")
     metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings) | {"study": STAGE, "inputs": provenance}

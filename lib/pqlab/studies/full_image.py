@@ -81,13 +81,15 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     # the cost study's signature median first: an edited or truncated costs_metrics.json stops the run at once
     reference = image_runs.signature_reference(paths.derived / "costs_metrics.json",
                                                settings.full_image.reference_operation, paths.root)
+    upstream_edited = reference.pop("hand_edited", [])
     (samples, evictions), raw_metadata = raw_samples.read_named(RAW, settings, paths, "samples", "evictions")
     copy_digest = raw_metadata["copy_digest"]
     unreliable = image_runs.reliability(samples, copy_digest)
     table = image_runs.table5(samples, reference["median_us"], unreliable)
     headline = image_runs.metrics(samples, table, reference, copy_digest) | {
         "profile": settings.profile, "cpu_model": raw_metadata["cpu_model"],
-        "image_source": raw_metadata["image_source"], "raw_samples": raw_samples.source(raw_metadata),
+        "image_source": raw_metadata["image_source"],
+        "raw_samples": raw_samples.source(raw_metadata, upstream_edited),
         "repetitions": int(samples.groupby("condition").size().min()) if len(samples) else 0}
     headline = validated(FullImageMetrics, headline)
     figure = full_image_times(samples, reference["median_us"], raw_metadata["cpu_model"])

@@ -8,6 +8,11 @@ measurement parameters and their hash, seed, a measurement id shared by the file
 statistic, table, figure and metric. The analysis refuses samples measured for another stage or with other
 measurement parameters. The seed is provenance, not a parameter to match: samples measured elsewhere with another
 seed are valid samples (and the report says where they came from).
+
+A raw file in place and one being imported get the same checks (:func:`verified`): content digest, provenance,
+stage, file, measurement parameters, columns. A file edited on purpose comes in only through
+``pqlab raw import --edited`` (:func:`import_edited`), which records that it was edited by hand; every analysis
+output and metrics file it feeds carries that record (``hand_edited``), and REPORT.md marks each row it feeds.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import json
 import os
 import secrets
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,15 +32,14 @@ from typing import Any
 import pandas as pd
 
 from pqlab import machine
-from pqlab.errors import InputError, RawSamplesError
-from pqlab.io import copy_atomic, parquet_has_digest, read_parquet, read_parquet_metadata
+from pqlab.errors import InputError, RawSamplesError, warn
+from pqlab.io import copy_atomic, file_digest, read_parquet_checked, read_parquet_unchecked, write_parquet
 from pqlab.params import StudyParams
 from pqlab.params.loader import dump_all
 from pqlab.paths import ProjectPaths
+from pqlab.provenance import EDITED_KEY, HAND_EDITED, PROVENANCE_KEY
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-
-PROVENANCE_KEY = "raw_samples"  # the provenance block inside a raw file's ``pqlab`` metadata
 
 
 @dataclass(frozen=True)
@@ -165,33 +170,6 @@ def is_analysis_key(raw: RawSpec, dotted: str) -> bool:
     return any(plain == key or plain.startswith(key + ".") for key in raw.analysis_keys)
 
 
-def _leaves(node: Any, prefix: str) -> list[str]:
-    if isinstance(node, dict) and node:
-        return [leaf for key, value in node.items() for leaf in _leaves(value, f"{prefix}.{key}")]
-    return [prefix]
-
-
-def _measurement_cover(node: Any, prefix: str, raw: RawSpec) -> list[str]:
-    if not any(is_analysis_key(raw, leaf) for leaf in _leaves(node, prefix)):
-        return [prefix]  # a whole subtree without analysis keys: one entry (new keys inside it are covered too)
-    if is_analysis_key(raw, prefix):
-        return []
-    return [key for name, value in node.items() for key in _measurement_cover(value, f"{prefix}.{name}", raw)]
-
-
-def dvc_params(raw: RawSpec, document: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """The params.yaml keys the ``measure_<stage>`` and the ``<stage>`` stage of dvc.yaml declare (besides
-    ``profile``, ``seed`` and the timeout), from the file's own keys: the measurement's sections without the
-    analysis keys, and the analysis keys the file sets."""
-    measure: list[str] = []
-    analysis: list[str] = []
-    for section in raw.sections:
-        node = document.get(section, {})
-        measure += _measurement_cover(node, section, raw)
-        analysis += [leaf for leaf in _leaves(node, section) if is_analysis_key(raw, leaf)]
-    return measure, analysis
-
-
 def measurement_params(raw: RawSpec, settings: StudyParams) -> dict[str, Any]:
     """The parameters that shape the samples: the stage's sections without the analysis-only keys."""
     dumped = dump_all(settings)  # sections kept out of model_dump included
@@ -261,20 +239,17 @@ def write(raw: RawSpec, settings: StudyParams, paths: ProjectPaths, frames: dict
 
 # --- reading -----------------------------------------------------------------------------------------------------
 
-def _provenance_of(path: Path, raw: RawSpec | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    metadata = read_parquet_metadata(path)
-    block = metadata.get(PROVENANCE_KEY)
+def _provenance_of(path: Path, raw: RawSpec, block: Any) -> dict[str, Any]:
     needed = ("stage", "file", "measurement_id", "machine", "load_average", "measurement_params", "params_hash",
               "seed")
     if not isinstance(block, dict) or any(key not in block for key in needed):
         missing = needed if not isinstance(block, dict) else [k for k in needed if k not in block]
         raise RawSamplesError(f"no complete provenance block (missing {', '.join(missing)}): not a raw-sample file "
-                              f"written by `pqlab {raw.command if raw else '<study>'} --measure-only`",
-                              field=str(path))
+                              f"written by `pqlab {raw.command} --measure-only`", field=str(path))
     if block["params_hash"] != params_hash(block["measurement_params"]):
         raise RawSamplesError("its provenance block's params_hash does not match its measurement_params",
                               field=str(path))
-    return metadata, block
+    return block
 
 
 def check_matches(raw: RawSpec, settings: StudyParams, block: dict[str, Any], path: Path,
@@ -299,25 +274,58 @@ def _check_columns(raw: RawSpec, name: str, frame: pd.DataFrame, path: Path) -> 
                               field=str(path))
 
 
+@dataclass(frozen=True)
+class Verified:
+    """A raw file that passed :func:`verified`: its stage, samples, ``pqlab`` metadata and provenance block."""
+
+    raw: RawSpec
+    frame: pd.DataFrame
+    metadata: dict[str, Any]
+    block: dict[str, Any]
+
+
+def verified(path: Path, settings: StudyParams, *, stage: str | None = None, file: str | None = None) -> Verified:
+    """Every check a raw-sample file gets, in place (the analysis) or on import: its content matches the SHA-256 it
+    carries, its provenance block is complete and names a measuring stage (``stage``, when given) and one of that
+    stage's files (``file``, when given), it was measured with this project's measurement parameters, and it holds
+    the columns the analysis reads. A file without a digest or provenance is an UnverifiedInputError; the rest are
+    RawSamplesError / InputError naming the file."""
+    remedy = MEASURING[stage].measure_stage if stage in MEASURING else None
+    frame, metadata = read_parquet_checked(path, "raw samples", stage=remedy)
+    block = metadata.get(PROVENANCE_KEY)
+    named = block.get("stage") if isinstance(block, dict) else None
+    if named not in MEASURING:
+        raise RawSamplesError(f"names no measuring stage (stage {named!r}): not a raw-sample file", field=str(path))
+    if stage is not None and named != spec(stage).stage:
+        raise RawSamplesError(f"measured for stage {named!r}, not {stage!r}", field=str(path))
+    raw = MEASURING[named]
+    block = _provenance_of(path, raw, block)
+    if block["file"] not in raw.files:
+        raise RawSamplesError(f"holds {block['file']!r}, which stage {named} does not write", field=str(path))
+    check_matches(raw, settings, block, path, file)
+    _check_columns(raw, block["file"], frame, path)
+    return Verified(raw, frame, metadata, block)
+
+
 def read(raw: RawSpec, settings: StudyParams, paths: ProjectPaths) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-    """Every raw file of the stage, checked (checksum, provenance, stage, parameters, one measurement), and the
-    metadata of the measurement (the first file's)."""
+    """Every raw file of the stage, checked as an import is (:func:`verified`) and from one measurement, and the
+    metadata of the measurement (the first file's), with ``hand_edited``: the files imported as edited by hand."""
     frames: dict[str, pd.DataFrame] = {}
     first: dict[str, Any] | None = None
+    edited: list[str] = []
     for name in raw.files:
         path = paths.raw / name
         if not path.exists():
             raise missing_error(raw, path)
-        metadata, block = _provenance_of(path, raw)
-        check_matches(raw, settings, block, path, name)
-        if first is not None and block["measurement_id"] != first[PROVENANCE_KEY]["measurement_id"]:
+        checked = verified(path, settings, stage=raw.stage, file=name)
+        if first is not None and checked.block["measurement_id"] != first[PROVENANCE_KEY]["measurement_id"]:
             raise RawSamplesError("comes from another measurement than the stage's other raw files: import or "
                                   "measure the whole set", field=str(path))
-        frames[name] = read_parquet(path, what="raw samples", stage=raw.measure_stage)
-        _check_columns(raw, name, frames[name], path)
-        first = first or metadata
+        frames[name] = checked.frame
+        edited += [name] if checked.block.get(EDITED_KEY) else []
+        first = first or checked.metadata
     assert first is not None
-    return frames, first
+    return frames, first | {HAND_EDITED: edited}
 
 
 def read_named(raw: RawSpec, settings: StudyParams, paths: ProjectPaths,
@@ -339,9 +347,11 @@ def needs_measuring(raw: RawSpec, settings: StudyParams, paths: ProjectPaths) ->
         if not path.exists():
             return f"{path} does not exist"
         try:
-            _, block = _provenance_of(path, raw)
-            check_matches(raw, settings, block, path, name)
-        except (RawSamplesError, InputError) as exc:
+            block = verified(path, settings, stage=raw.stage, file=name).block
+        except RawSamplesError as exc:  # another stage's, other parameters: measure anew
+            return str(exc)
+        except InputError as exc:  # unreadable, edited in place (no digest, another digest): never used; say so
+            warn(f"{exc}; measuring anew replaces it")
             return str(exc)
         if block["seed"] != settings.seed:
             return f"{path} was measured with seed {block['seed']}, not {settings.seed}"
@@ -402,45 +412,74 @@ def analysis_metadata(raw_metadata: dict[str, Any], raw: RawSpec, settings: Stud
                                         "git_commit": commit.removesuffix("-dirty") if commit else None}}
 
 
-def source(raw_metadata: dict[str, Any]) -> dict[str, Any]:
-    """Where and when the samples were measured, for the stage's metrics and REPORT.md's header."""
+def source(raw_metadata: dict[str, Any], upstream_edited: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
+    """Where and when the samples were measured, for the stage's metrics and REPORT.md's header; ``hand_edited``
+    lists the raw files imported as edited by hand, this stage's and (``upstream_edited``) those of the derived
+    inputs it read."""
     block = raw_metadata[PROVENANCE_KEY]
     return {"machine": block["machine"], "cpu_model": str(block.get("cpu_model") or "unknown"),
             "measured_utc": str(raw_metadata.get("timestamp_utc") or "unknown"),
             "load_average": {"before": [float(x) for x in block["load_average"]["before"]],
                              "after": [float(x) for x in block["load_average"]["after"]]},
-            "seed": int(block["seed"]), "profile": str(block.get("profile") or "unknown")}
+            "seed": int(block["seed"]), "profile": str(block.get("profile") or "unknown"),
+            HAND_EDITED: [*raw_metadata.get(HAND_EDITED, []), *upstream_edited]}
 
 
 # --- import ------------------------------------------------------------------------------------------------------
 
 def import_file(file: str | Path, settings: StudyParams, paths: ProjectPaths, stage: str | None = None) -> Path:
-    """Validate a raw file measured elsewhere and put it in place under data/raw atomically.
-
-    Checked: it is a parquet file whose content matches its recorded checksum, with a complete provenance block,
-    for a measuring stage and one of that stage's files, measured with this project's measurement parameters,
-    holding the columns the analysis reads; with ``stage``, measured for that stage.
-    """
+    """Validate a raw file measured elsewhere (:func:`verified`: the same checks as a file in place) and put it
+    in place under data/raw atomically; with ``stage``, it must have been measured for that stage."""
     source_path = Path(file)
     if not source_path.is_file():
         raise RawSamplesError("no such file", field=str(source_path))
-    metadata = read_parquet_metadata(source_path)
-    block = metadata.get(PROVENANCE_KEY)
-    named = block.get("stage") if isinstance(block, dict) else None
-    if named not in MEASURING:
-        raise RawSamplesError(f"names no measuring stage (stage {named!r}): not a raw-sample file",
+    checked = verified(source_path, settings, stage=stage)
+    return copy_atomic(source_path, paths.raw / checked.block["file"])
+
+
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def import_edited(file: str | Path, settings: StudyParams, paths: ProjectPaths, stage: str | None = None,
+                  name: str | None = None) -> Path:
+    """Put a raw file edited by hand (a pandas round trip, a changed value) in place, recorded as edited.
+
+    Its digest may be missing or stale; its provenance comes from the file itself when complete, else from the raw
+    file it replaces under data/raw (which must pass :func:`verified`). The stage and file name come from that
+    provenance, ``stage`` / ``name``, the stage's only raw file or the file's own name. The edited samples must still
+    hold the analysis's columns and be measured with this project's measurement parameters; they are written with a
+    fresh digest and the provenance block gains ``edited_by_hand`` (from where, its SHA-256, when), which every
+    output they feed carries on."""
+    source_path = Path(file)
+    if not source_path.is_file():
+        raise RawSamplesError("no such file", field=str(source_path))
+    frame, own = read_parquet_unchecked(source_path, "edited raw samples")
+    block = own.get(PROVENANCE_KEY) if isinstance(own.get(PROVENANCE_KEY), dict) else {}
+    stage = stage or block.get("stage")
+    if stage is None:
+        raise RawSamplesError("carries no provenance naming its stage: give --stage (one of "
+                              f"{', '.join(MEASURING)})", field=str(source_path))
+    raw = spec(stage)
+    name = name or block.get("file") or (next(iter(raw.files)) if len(raw.files) == 1 else source_path.name)
+    if name not in raw.files:
+        raise RawSamplesError(f"{name!r} is not a raw file of stage {raw.stage} ({', '.join(raw.files)}): give "
+                              "--as NAME", field=str(source_path))
+    try:
+        metadata, template = own, _provenance_of(source_path, raw, block)
+    except RawSamplesError:  # no complete provenance of its own: take the one of the file it replaces
+        target = paths.raw / name
+        if not target.exists():
+            raise RawSamplesError(f"carries no complete provenance and {target} does not exist to take it from: "
+                                  f"measure or import the original first", field=str(source_path)) from None
+        checked = verified(target, settings, stage=raw.stage, file=name)
+        metadata, template = checked.metadata, checked.block
+    if template["stage"] != raw.stage or template["file"] != name:
+        raise RawSamplesError(f"its provenance names {template['stage']}/{template['file']}, not {raw.stage}/{name}",
                               field=str(source_path))
-    if stage is not None and named != spec(stage).stage:
-        raise RawSamplesError(f"measured for stage {named!r}, not {stage!r}", field=str(source_path))
-    raw = MEASURING[named]
-    _, block = _provenance_of(source_path, raw)
-    if block["file"] not in raw.files:
-        raise RawSamplesError(f"holds {block['file']!r}, which stage {named} does not write", field=str(source_path))
-    check_matches(raw, settings, block, source_path)
-    if not parquet_has_digest(source_path):
-        raise RawSamplesError("carries no content checksum (pqlab_sha256): not written by pqlab",
-                              field=str(source_path))
-    frame = read_parquet(source_path, what="raw samples")  # checksum checked
-    _check_columns(raw, block["file"], frame, source_path)
-    target = paths.raw / block["file"]
-    return copy_atomic(source_path, target)
+    check_matches(raw, settings, template, source_path, name)
+    _check_columns(raw, name, frame, source_path)
+    record = {"imported_from": str(source_path.resolve()), "source_sha256": file_digest(source_path),
+              "imported_utc": _utc_now(), "previous": template.get(EDITED_KEY)}
+    block = {**template, EDITED_KEY: record}
+    return write_parquet(paths.raw / name, frame, {**metadata, PROVENANCE_KEY: block})

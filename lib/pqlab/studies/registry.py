@@ -23,6 +23,9 @@ class Stage:
     metrics: str | None       # ``data/derived/<metrics>``; None: the stage writes no metrics file
     kind: Kind
     what: str                 # the papers' parts it rebuilds
+    # the params a stage without raw samples reads: top-level keys and whole sections (a measuring stage's come from
+    # its RawSpec); dvc.yaml sees them, with every default, through params/resolved.yaml (studies.resolve_params)
+    reads: tuple[str, ...] = ()
 
     @property
     def measure_stage(self) -> str | None:
@@ -34,20 +37,22 @@ STAGES: tuple[Stage, ...] = (
     Stage("costs", "costs", "01_cost_characterisation", "costs_metrics.json", "measurement",
           "AMORT-V1 §V-C, Table I, Fig. 2"),
     Stage("attack_matrix", "attacks", "02_attack_matrix", "attack_matrix_metrics.json", "model",
-          "AMORT-V1 Appendix A, Table VI, and the attacks beyond it"),
+          "AMORT-V1 Appendix A, Table VI, and the attacks beyond it", ("profile", "seed", "attack_matrix", "amort")),
     Stage("case_sizes", "case-sizes", "03_case_sizes", "case_sizes_metrics.json", "model",
-          "PQ-CASE §V, Table I, Fig. 1"),
+          "PQ-CASE §V, Table I, Fig. 1", ("profile", "seed", "case_sizes", "framing")),
     Stage("design_space", "design-space", "04_design_space", "design_space_metrics.json", "model",
-          "PQ-CASE §VIII, Fig. 6"),
+          "PQ-CASE §VIII, Fig. 6", ("profile", "seed", "design_space", "inputs", "framing")),
     Stage("extended_design_space", "extended-design-space", "14_extended_design_space",
-          "extended_design_space_metrics.json", "model", "beyond PQ-CASE: the design space with more algorithms"),
+          "extended_design_space_metrics.json", "model", "beyond PQ-CASE: the design space with more algorithms",
+          ("profile", "seed", "extended_design_space", "design_space", "inputs", "framing")),
     Stage("transport", "transport", "05_transport", "thread_metrics.json", "simulation",
           "PQ-CASE §IV-C, §VI, Fig. 2, Table I's times"),
     Stage("recovery", "recovery", "09_recovery", "recovery_metrics.json", "measurement",
           "AMORT-V1 §IV-E, §V-H, Table IV"),
     Stage("control_cycle", "control-cycle", "10_control_cycle", "control_cycle_metrics.json", "measurement",
           "AMORT-V1 §V-G, Fig. 6"),
-    Stage("image_tree", "image-tree", None, None, "data", "AMORT-V1 §V-I: the firmware image Table V reads"),
+    Stage("image_tree", "image-tree", None, None, "data", "AMORT-V1 §V-I: the firmware image Table V reads",
+          ("seed", "image_tree")),
     Stage("full_image", "full-image", "11_full_image", "full_image_metrics.json", "measurement",
           "AMORT-V1 §V-I, Table V"),
     Stage("scaling", "scaling", "07_scaling", "scaling_metrics.json", "measurement",
@@ -68,6 +73,10 @@ STAGES: tuple[Stage, ...] = (
 BY_NAME: dict[str, Stage] = {stage.name: stage for stage in STAGES}
 
 
+RESOLVE_STAGE = "resolve_params"  # dvc.yaml's first stage: params/resolved.yaml (pqlab.studies.resolve_params)
+
+
 def pipeline_stage_names() -> list[str]:
-    """Every stage dvc.yaml must hold, each measuring stage's ``measure_<stage>`` just before it."""
-    return [name for stage in STAGES for name in (stage.measure_stage, stage.name) if name]
+    """Every stage dvc.yaml must hold: the parameters resolved first, then each study, a measuring stage's
+    ``measure_<stage>`` just before it."""
+    return [RESOLVE_STAGE, *(name for stage in STAGES for name in (stage.measure_stage, stage.name) if name)]

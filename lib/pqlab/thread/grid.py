@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from pqlab import framing
 from pqlab.cache import PartStore
+from pqlab.child_processes import die_with_parent
 from pqlab.errors import SchedulerError
 from pqlab.thread import core, model
 from pqlab.thread.config import ThreadParams, ThreadSwitches
@@ -193,7 +194,8 @@ def _executor_map(
         for chunk in chunks:
             yield fn(chunk)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # workers die with this process: a SIGKILLed run leaves no orphan waiting on its queue (PPID 1) forever
+    with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(fn, chunk) for chunk in chunks]
         from concurrent.futures import as_completed as done_in_order
 

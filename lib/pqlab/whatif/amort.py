@@ -12,7 +12,9 @@ that reported within the interval and the signer's real signature length.
 
 from __future__ import annotations
 
+import errno
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,12 +22,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pqlab import crypto, io
+from pqlab import crypto, io, provenance
 from pqlab.amort import amortisation as eq1
 from pqlab.amort import fastpath, native
 from pqlab.analysis import costs as cost_analysis
 from pqlab.case import algorithms as case_algorithms
-from pqlab.errors import ParamsError, PqlabError
+from pqlab.errors import OutputError, ParamsError, PqlabError
 from pqlab.experiments import costs
 from pqlab.experiments.harness import empty_call_overhead_ns
 from pqlab.experiments.scaling import checkpoint_octets
@@ -144,11 +146,28 @@ def _stage_stats(paths: ProjectPaths) -> tuple[pd.DataFrame | None, str]:
     file = paths.derived / COSTS_STATS
     if not file.is_file():
         return None, f"{file} is missing; `dvc repro costs` measures them fully"
-    stats = io.read_parquet(file, what="the costs stage's statistics")
-    meta = io.read_parquet_metadata(file)
-    profile = (meta.get("params") or {}).get("profile")
+    stats, meta = io.read_parquet_checked(file, what="the costs stage's statistics", stage="costs")
+    profile = provenance.analysis_profile(meta)
     commit = (meta.get("git_commit") or "")[:8]
-    return stats, f"costs stage ({file.name}, profile {profile}, commit {commit or '?'})"
+    edited = provenance.hand_edited(meta)
+    return stats, (f"costs stage ({file.name}, profile {profile}, commit {commit or '?'}"
+                   + (f"; from raw samples EDITED BY HAND: {', '.join(edited)}" if edited else "") + ")")
+
+
+def _probe_in(storage: Path | None, root: Path, run: Callable[[Path], pd.DataFrame]) -> pd.DataFrame:
+    """``run(folder)``; a write or fsync the storage folder refuses (full, I/O error) is one line naming it."""
+    folder = storage or root
+    try:
+        return run(folder)
+    except OSError as exc:
+        in_folder = exc.filename is not None and Path(exc.filename).parent == folder
+        if not in_folder and exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS):
+            raise  # not the storage folder's failure
+        what = ("no space left there" if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+                else f"writing the probe file failed ({exc.strerror or exc})")
+        raise OutputError(f"{what}: C_fsync is probed by appending to a file in this folder; free some space, name "
+                          "another folder, or type the cost in with --c-fsync",
+                          field=f"{'--storage' if storage is not None else 'amortisation.storage'} {folder}") from None
 
 
 def _storage_folder(deployment: AmortDeployment, settings: StudyParams, paths: ProjectPaths) -> Path | None:
@@ -159,7 +178,8 @@ def _storage_folder(deployment: AmortDeployment, settings: StudyParams, paths: P
         folder = Path(cfg.storage[cfg.log_storage])
         return io.ensure_writable_dir(folder if folder.is_absolute() else paths.root / folder, "amortisation.storage")
     folder = Path(deployment.storage)
-    return folder if folder.is_absolute() else paths.root / folder
+    # /proc, a read-only mount, a folder without write permission: one line naming it before anything is timed
+    return io.ensure_writable_dir(folder if folder.is_absolute() else paths.root / folder, "--storage")
 
 
 def _signature_octets(signer: str, backend: str | None) -> int:
@@ -211,7 +231,8 @@ def evaluate(deployment: AmortDeployment, settings: StudyParams, paths: ProjectP
             terms[name] = _term(row, stage)
     missing = {op_ids[n] for n in TERMS if n not in terms}
     if missing:
-        probed = probe(settings, missing, deployment.signer, backend or "auto", storage or paths.root)
+        probed = _probe_in(storage, paths.root, lambda folder: probe(settings, missing, deployment.signer,
+                                                                     backend or "auto", folder))
         why = stage if stats is None else f"not in the {stage}"
         for name in TERMS:
             if name not in terms:

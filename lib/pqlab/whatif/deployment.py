@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_va
 from pqlab.case import algorithms
 from pqlab.case.config import TABLE1_NAMES
 from pqlab.case.configurations import TABLE1, CaseConfig, CaseConfigError
-from pqlab.config import BackendChoice, Strict, read_yaml
+from pqlab.config import BackendChoice, Strict, name_problem, read_yaml
 from pqlab.crypto import names as crypto_names
 from pqlab.errors import ParamsError
 from pqlab.thread.config import MAX_HOPS, LossScenario
@@ -137,10 +137,20 @@ class MeshSpec(Strict):
                                                       "thread.scenarios (or give --gilbert-elliott)")
 
 
+def _printable_name(value: str) -> str:
+    """A deployment's name heads table rows and error lines: printable (no tab, newline, control byte), bounded;
+    empty means "derived from its settings"."""
+    problem = name_problem(value) if value else None
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
 class CaseDeployment(Strict):
     """One Matter device on a Thread mesh: what it runs and where (defaults: Table I's drop-in D3, one quiet hop)."""
 
     name: str = ""
+    _name_printable = field_validator("name")(_printable_name)
     preset: str | None = None  # a Table I configuration whose algorithms and modes are the starting point
     key_exchange: str = "ML-KEM-768"
     noc: str = "ML-DSA-44"
@@ -232,6 +242,7 @@ class AmortDeployment(Strict):
     """A PLC fleet under AMORT-V1: who reports how often, what the operator will accept, where the log lives."""
 
     name: str = ""
+    _name_printable = field_validator("name")(_printable_name)
     rate_hz: float = Field(gt=0.0, le=1e7)           # reports per second of one identity
     identities: int = Field(default=1, ge=1, le=10_000_000)
     window_s: float | None = Field(default=None, gt=0.0, le=1e9)   # the longest acceptable detection window ...
