@@ -17,6 +17,7 @@ from typing import Any, Union
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pqlab.errors import MetricsMismatchError
+from pqlab.validation import dotted, first_problem
 
 
 class MetricsNode(BaseModel):
@@ -79,12 +80,11 @@ def validated(model: type[StageMetrics], data: dict[str, Any]) -> dict[str, Any]
     try:
         return model.model_validate(data).dump()
     except ValidationError as exc:
-        errors = exc.errors()
-        first = errors[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise MetricsMismatchError(f"`{where}`: {first['msg'].lower()}{more}: the study's metrics do not fit "
-                                   f"{model.__name__}; declare the key there", field=model.__name__) from None
+        problem = first_problem(exc)
+        more = f" (and {problem.count - 1} more)" if problem.count > 1 else ""
+        raise MetricsMismatchError(f"`{dotted(problem.loc) or '(top level)'}`: {problem.message.lower()}{more}: the "
+                                   f"study's metrics do not fit {model.__name__}; declare the key there",
+                                   field=model.__name__) from None
 
 
 def stage_model(stage: str) -> type[StageMetrics] | None:

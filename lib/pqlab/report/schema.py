@@ -41,6 +41,7 @@ from pqlab.config import read_yaml
 from pqlab.errors import ParamsError
 from pqlab.report.expressions import ExpressionError, names
 from pqlab.typed_metrics import StageMetrics, declared, stage_model
+from pqlab.validation import first_problem
 
 HARDWARE_TOLERANCE = (0.8, 1.25)   # normalised here/paper of a hardware row: at most ±25 %
 MAX_RELATIVE_TOLERANCE = 0.25
@@ -640,8 +641,8 @@ def load_reference(path: Path, models: ModelLookup = stage_model) -> Reference:
         reference = Reference.model_validate(raw)
         _check_references(reference, models)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ParamsError(f"{_locate(raw, tuple(first['loc']))}: {first['msg']}", field=str(path)) from exc
+        problem = first_problem(exc)
+        raise ParamsError(f"{_locate(raw, problem.loc)}: {problem.message}", field=str(path)) from exc
     except ValueError as exc:
         raise ParamsError(str(exc), field=str(path)) from exc
     return reference
