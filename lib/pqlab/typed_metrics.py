@@ -153,17 +153,3 @@ def declared(model: type[BaseModel], dotted: str) -> str | None:
         walked.append(part)
     return None
 
-
-def dynamic_parts(model: type[BaseModel], dotted: str) -> list[int]:
-    """The positions in ``dotted`` that index a mapping keyed by data (an operation, a scenario) rather than a
-    declared field."""
-    current: list[Any] = [model]
-    positions = []
-    for i, part in enumerate(dotted.split(".")):
-        is_field = any(isinstance(a, type) and issubclass(a, BaseModel)
-                       and any(part in (f.alias or n, n) for n, f in a.model_fields.items())
-                       for node in current for a in _arms(node))
-        if not is_field:
-            positions.append(i)
-        current = [c for node in current for c in _children(node, part)]
-    return positions
