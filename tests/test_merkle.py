@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab.amort import merkle
@@ -177,7 +177,6 @@ def test_incremental_tree_agrees_with_root_and_the_rfc_recursion():
     assert tree.root(33) == root(leaves[:33])
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(st.binary(max_size=8), min_size=1, max_size=40), st.data())
 def test_every_generated_proof_verifies(leaves, data):
     size = len(leaves)
