@@ -36,6 +36,13 @@ class StageMetrics(MetricsNode):
     profile: str
 
 
+class IntervalMetrics(StageMetrics):
+    """The metrics file of a stage that computes intervals: ``confidence`` is the level of every one of them (the
+    stage's ``confidence`` parameter), which REPORT.md states beside each interval it judges on."""
+
+    confidence: float
+
+
 class LoadAverage(MetricsNode):
     """The 1-, 5- and 15-minute load average before and after a measurement (``raw_samples.load_average``): the
     one spelling every metrics file uses."""
