@@ -1,7 +1,7 @@
 """Intervals (at ``thread.confidence``) for the §VII sensitivity numbers (Fig. 4 a–c, Fig. 5) from the sweep's own
 runs.
 
-Each cell's ratio of medians gets a percentile bootstrap (both samples resampled independently); each cell's
+Each cell's ratio of medians gets a percentile bootstrap (scipy; both samples resampled independently); each cell's
 success rate (of the worse of its two transports, as the figure marks it) an exact binomial interval; a minimum
 or maximum over cells the interval its cells' intervals allow. Pure computation on the sweep's run table and its
 cell table (``sweeps.cell_stats``).
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from pqlab.thread.intervals import binomial_ci
 from pqlab.thread.sweep_config import SensitivityParams
@@ -20,14 +21,24 @@ from pqlab.thread.sweep_config import SensitivityParams
 
 def ratio_of_medians_ci(num: np.ndarray, den: np.ndarray, resamples: int, confidence: float,
                         rng: np.random.Generator) -> tuple[float | None, float | None]:
-    """Percentile-bootstrap interval of median(num) / median(den)."""
+    """Percentile-bootstrap interval of median(num) / median(den), the two samples resampled independently
+    (scipy); a sample of one run has nothing to resample and enters as its value."""
     if len(num) == 0 or len(den) == 0:
         return None, None
-    a = np.median(num[rng.integers(0, len(num), size=(resamples, len(num)))], axis=1)
-    b = np.median(den[rng.integers(0, len(den), size=(resamples, len(den)))], axis=1)
-    ratios = a / b
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    return float(np.percentile(ratios, tail)), float(np.percentile(ratios, 100.0 - tail))
+    varied = tuple(sample for sample in (num, den) if len(sample) > 1)
+    if not varied:
+        ratio = float(np.median(num) / np.median(den))
+        return ratio, ratio
+
+    def ratio_of_medians(*resampled: np.ndarray, axis: int) -> np.ndarray:
+        drawn = iter(resampled)
+        a = np.median(next(drawn), axis=axis) if len(num) > 1 else np.median(num)
+        b = np.median(next(drawn), axis=axis) if len(den) > 1 else np.median(den)
+        return a / b
+
+    boot = stats.bootstrap(varied, ratio_of_medians, n_resamples=resamples, confidence_level=confidence,
+                           method="percentile", vectorized=True, rng=rng)
+    return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
 
 
 def _times(table: pd.DataFrame, point_id: str) -> np.ndarray:
