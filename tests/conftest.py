@@ -34,6 +34,17 @@ settings.load_profile(PROFILE)
 FUZZ = settings.get_profile(f"{PROFILE}-fuzz")  # @FUZZ on a fuzz property; every other property takes the profile's
 
 
+def foreground() -> None:
+    """``preexec_fn`` of a child process a test interrupts: SIGINT as a shell's foreground command has it.
+
+    A non-interactive shell starts a background job (``make test &``, a CI step or an agent's command run that way)
+    with SIGINT ignored, and an ignored signal stays ignored across fork and exec: the pytest process, its xdist
+    workers and every child they start would ignore Ctrl-C, and the interrupt tests would see nothing happen.
+    Forked children that run pqlab in-process install Python's handler themselves (tests/faults.py,
+    tests/forked_cli.py, tests/test_outputs.py)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO
@@ -52,17 +63,6 @@ def project(tmp_path: Path) -> Path:
     for source in (REPO / "params").glob("*.yaml"):
         shutil.copy(source, tmp_path / "params" / source.name)
     return tmp_path
-
-
-@pytest.fixture(autouse=True)
-def _ctrl_c_as_a_fresh_process_has_it():
-    """Every test starts with Python's own SIGINT handler and SIGINT unblocked, as a fresh ``pqlab`` process has them.
-
-    An xdist worker runs many tests in one process; one of them (a library it loads, not yet pinned down) can leave
-    SIGINT ignored at the C level, which every child process inherits: the interrupt tests then see no Ctrl-C.
-    """
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @pytest.fixture(scope="session")
