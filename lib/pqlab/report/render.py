@@ -155,7 +155,7 @@ def _summary(reference: Reference, table: pd.DataFrame, consistency: pd.DataFram
     if provisional:
         lines += [f"**Provisional**: the simulation stages ran on a profile other than the paper's "
                   f"({', '.join(provisional)}); their estimates rest on fewer runs than the paper's and are "
-                  "provisional here — the paper profile's counts are the ones the README quotes.", ""]
+                  "provisional here — the paper profile's counts are the ones to quote.", ""]
     if len(extra):
         lines += [f"{len(extra)} sensitivity rows (model variants and assumption sets: {_counts(extra['verdict'])}) "
                   "are listed in their own table below and never change a main verdict.", ""]
