@@ -69,16 +69,17 @@ status: params-resolved setup
 
 # Both run across every core (pytest-xdist, -n auto) in a random order (pytest-randomly prints its seed: repeat an
 # order with --randomly-seed=N, or use the file order with -p no:randomly). `check` is the edit-run loop: lint + every
-# test not marked slow; `test` is the whole suite (CI runs it) and ends with the ten slowest tests.
+# test not marked slow, hypothesis's fast profile; `test` is the whole suite (CI runs it) on the thorough profile
+# (10,000 examples per fuzz property; the counts are in tests/conftest.py) and ends with the ten slowest tests.
 PYTEST_PARALLEL := -n auto --dist loadgroup
 
 check: setup
 	$(BIN)/ruff check lib tests benchmarks
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow" --durations=5
+	PQLAB_HYPOTHESIS_PROFILE=fast $(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow" --durations=5
 
 test: setup
 	$(BIN)/ruff check lib tests benchmarks
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=10
+	PQLAB_HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=10
 
 bench: setup
 	$(BIN)/python benchmarks/bench_python_vs_native.py
@@ -113,7 +114,7 @@ SAN_ENV     = env LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -pr
 # so the fast unwinder drops the binding's frame from a leaked object's stack and the check could not name its source;
 # the full unwinder makes the test suites too slow, over 10 minutes for the Thread tests, so it runs only here)
 SAN_LEAKS   = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:fast_unwind_on_malloc=0
-SAN_PYTEST  = $(BIN)/python -m pytest -q -p no:cacheprovider -p no:randomly
+SAN_PYTEST  = PQLAB_HYPOTHESIS_PROFILE=fast $(BIN)/python -m pytest -q -p no:cacheprovider -p no:randomly
 SAN_RETRY   = bash scripts/sanitize-run.sh
 # $(call san_fail,log) / $(call san_check,log,grep -e patterns naming the core's sources,what)
 san_fail    = { echo "sanitize: failed; the end of $(1):"; tail -40 $(1); exit 1; }

@@ -1,16 +1,48 @@
-"""Shared fixtures: the repository root, the vendored test vectors (tests/vectors/), a scratch project tree, and the
-fault-injection count gathered from every xdist worker."""
+"""Shared fixtures: the repository root, the vendored test vectors (tests/vectors/), a scratch project tree, the
+hypothesis profiles, and the fault-injection count gathered from every xdist worker."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, Phase, settings
 
 REPO = Path(__file__).resolve().parent.parent
 VECTORS = REPO / "tests" / "vectors"
+
+# Hypothesis example counts, chosen here and nowhere else: per profile, for a property (an example runs a model, a
+# simulation, a bootstrap or a reference writer) and for a fuzz property (cheap arbitrary or mutated input into a
+# public decoder, verifier or encoder: issue 16 asks 10,000 examples of each). `make check` runs the fast profile,
+# `make test` (and so CI, .ci/run) the thorough one; PQLAB_HYPOTHESIS_PROFILE picks one for a plain pytest run.
+EXAMPLES = {"fast": {"property": 100, "fuzz": 300}, "thorough": {"property": 500, "fuzz": 10_000}}
+PROFILE = os.environ.get("PQLAB_HYPOTHESIS_PROFILE", "fast")
+if PROFILE not in EXAMPLES:
+    raise pytest.UsageError(f"PQLAB_HYPOTHESIS_PROFILE={PROFILE!r}: one of {', '.join(EXAMPLES)}")
+for _name, _counts in EXAMPLES.items():
+    settings.register_profile(_name, max_examples=_counts["property"], deadline=None)
+    # fuzz runs are the same every time (no example database, derandomised) and spend their time in the code under
+    # test rather than in shrinking; a large or slow input is what they are for
+    settings.register_profile(f"{_name}-fuzz", max_examples=_counts["fuzz"], deadline=None, database=None,
+                              derandomize=True, phases=[Phase.generate],
+                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                     HealthCheck.filter_too_much])
+settings.load_profile(PROFILE)
+FUZZ = settings.get_profile(f"{PROFILE}-fuzz")  # @FUZZ on a fuzz property; every other property takes the profile's
+
+
+def foreground() -> None:
+    """``preexec_fn`` of a child process a test interrupts: SIGINT as a shell's foreground command has it.
+
+    A non-interactive shell starts a background job (``make test &``, a CI step or an agent's command run that way)
+    with SIGINT ignored, and an ignored signal stays ignored across fork and exec: the pytest process, its xdist
+    workers and every child they start would ignore Ctrl-C, and the interrupt tests would see nothing happen.
+    Forked children that run pqlab in-process install Python's handler themselves (tests/faults.py,
+    tests/forked_cli.py, tests/test_outputs.py)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture(scope="session")
@@ -31,17 +63,6 @@ def project(tmp_path: Path) -> Path:
     for source in (REPO / "params").glob("*.yaml"):
         shutil.copy(source, tmp_path / "params" / source.name)
     return tmp_path
-
-
-@pytest.fixture(autouse=True)
-def _ctrl_c_as_a_fresh_process_has_it():
-    """Every test starts with Python's own SIGINT handler and SIGINT unblocked, as a fresh ``pqlab`` process has them.
-
-    An xdist worker runs many tests in one process; one of them (a library it loads, not yet pinned down) can leave
-    SIGINT ignored at the C level, which every child process inherits: the interrupt tests then see no Ctrl-C.
-    """
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @pytest.fixture(scope="session")

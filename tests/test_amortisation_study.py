@@ -56,7 +56,7 @@ def test_sweep_rows_follow_the_plan(path, tmp_path):
 
 def test_a_rejected_report_stops_the_sweep(tmp_path):
     keys = sweep.epoch_keys(2)
-    reports = sweep.make_reports("reference", keys, 4, np.random.default_rng(1))
+    reports = sweep.ReportSource("reference", keys, 4, np.random.default_rng(1)).take(4)
     ctl = fastpath.open_controller("reference", sweep.DEPLOYMENT)
     for dev, k_evid in keys.items():
         ctl.register_epoch(dev, 1, k_evid, not_before=0)

@@ -26,6 +26,7 @@ from pqlab.case.tlv import (
     TLVTruncatedError,
     TLVValueError,
 )
+from tests.conftest import FUZZ
 from tests.tlv_strategies import scalars
 
 # --------------------------------------------------------------------------------------- vectors
@@ -200,7 +201,6 @@ def _trees():
     return st.recursive(_scalars, extend, max_leaves=25)
 
 
-@settings(max_examples=400, deadline=None)
 @given(_trees())
 def test_generated_trees_round_trip(tree):
     encoded = tlv.encode(tree)
@@ -244,14 +244,12 @@ def _check_decode_or_typed_error(data: bytes) -> None:
     assert tlv.encode(element) == data  # whatever decodes re-encodes to the same bytes
 
 
-@pytest.mark.slow
-@settings(max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@FUZZ
 @given(st.binary(max_size=64))
 def test_arbitrary_bytes_decode_or_raise_tlverror(data):
     _check_decode_or_typed_error(data)
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.binary(min_size=1, max_size=16).map(lambda b: bytes([0x15]) + b))
 def test_arbitrary_bytes_inside_a_structure(data):
     _check_decode_or_typed_error(data)
@@ -262,7 +260,7 @@ def certificate_blobs(vectors):
     return [blob for _, blob, _ in _vectors(vectors)[1]]
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # certificate_blobs is read-only
 @given(data=st.data())
 def test_mutated_certificates_decode_or_raise_tlverror(certificate_blobs, data):
     blob = bytearray(data.draw(st.sampled_from(certificate_blobs)))

@@ -6,7 +6,7 @@ import json
 from collections import OrderedDict
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab.case import tlv
@@ -68,7 +68,6 @@ def _container(draw, children):
     return Element(kind, tuple(Element(e.type, e.value, t) for e, t in zip(items, tags, strict=True)))
 
 
-@settings(max_examples=500, deadline=None)
 @given(st.recursive(_scalars, _container, max_leaves=20))
 def test_encoder_matches_the_reference_python_writer(tree):
     writer = chip_tlv.TLVWriter()

@@ -3,7 +3,7 @@
 dvc.yaml's stages read params/resolved.yaml (pqlab.studies.resolve_params): per stage, every field of what it reads,
 defaults included. The tests:
 
-- every model field (tests/param_fields.py: 267 of them; two allow a single value) is set to a valid non-default
+- every model field (tests/param_fields.py: 288 of them; two allow a single value) is set to a valid non-default
   value, one at a time, and the stages whose block changes must be exactly the stages that read it: the measuring
   stage's RawSpec split (measurement keys -> measure_<stage>, analysis keys -> <stage>), a model stage's registry
   ``reads``, profile / seed / the notebook timeout as each stage records them. This runs on the resolved blocks, not

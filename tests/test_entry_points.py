@@ -19,6 +19,7 @@ import yaml
 
 from pqlab import notebook
 from pqlab.errors import ParamsError
+from tests.conftest import foreground
 
 PQLAB = [sys.executable, "-m", "pqlab.cli"]
 REPO = Path(__file__).resolve().parent.parent
@@ -108,8 +109,6 @@ def test_validation_at_load_is_one_line_naming_the_exact_field(project):
 @pytest.mark.slow  # runs the transport grid
 def test_interrupt_message_tells_the_truth_after_the_grid_finished(project):
     """SIGINT right after the grid finished: the outputs were not written, the grid's parts are kept."""
-    import signal
-
     path = _params(project, _small_transport)
     script = (
         "import signal, sys\n"
@@ -123,14 +122,14 @@ def test_interrupt_message_tells_the_truth_after_the_grid_finished(project):
         "t.OutputSet = Stop\n"
         f"sys.exit(cli.main(['transport', '--params', {str(path)!r}, '--profile', 'smoke', '--workers', '1', "
         "'--quiet']))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          preexec_fn=foreground)
     assert done.returncode == 130, done.stderr
     message = done.stderr.strip().splitlines()[-1]
     parts = sorted((project / "data" / "raw").glob(".transport-*.parts"))  # the grid's resume cache
     assert parts and "part(s) are kept in" in message and all(str(p) in message for p in parts)
     assert not (project / "paper_figs" / "case" / "fig2_transport.png").exists()
     assert "nothing" not in message and "no partial output" not in message
-    assert signal.SIGINT  # the signal used above
     # the rerun reuses the kept parts and finishes
     rerun = _run("transport", "--params", str(path), "--profile", "smoke", "--workers", "1", "--quiet")
     assert rerun.returncode == 0, rerun.stderr

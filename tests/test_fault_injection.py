@@ -389,7 +389,7 @@ def test_dvc_metrics_show_fits_a_terminal(smoke, tmp_path):
     pipeline = yaml.safe_load((REPO / "dvc.yaml").read_text())
     derived = smoke.pipeline().ok().root / "data" / "derived"
     # every stage but extended_design_space: its 48-character path makes the table 107 columns wide (an open defect,
-    # see README "Reliability"; renaming it renames its metrics file, which the report reads)
+    # see docs/reliability.md; renaming it renames its metrics file, which the report reads)
     shown_stages = [stage for stage in STAGES if stage != "extended_design_space"]
     for path in (p for stage in shown_stages for p in derived.glob(f"{FILE_STEM.get(stage, stage)}_headline.json")):
         (tmp_path / "data" / "derived").mkdir(parents=True, exist_ok=True)

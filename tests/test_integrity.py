@@ -29,7 +29,7 @@ from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
 from pqlab.studies import report as report_study
 from tests import faults
-from tests.conftest import REPO
+from tests.conftest import REPO, foreground
 from tests.test_no_space import small_tmpfs  # noqa: F401 - a fixture: a real 1 MiB tmpfs (root only)
 
 PQLAB = str(Path(sys.executable).with_name("pqlab"))
@@ -43,12 +43,7 @@ def _one_line(capsys) -> str:
 
 def _pqlab(*argv: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run([PQLAB, *argv], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          preexec_fn=_fresh_signals)
-
-
-def _fresh_signals() -> None:
-    """SIGINT as a shell's foreground command has it (a background job inherits it ignored)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+                          preexec_fn=foreground)
 
 
 # --- a project with measured and analysed costs and amortisation (smoke profile) -----------------------------------
@@ -359,7 +354,7 @@ def test_sigint_to_a_notebooks_kernel_is_one_line(tmp_path):
     notebook = tmp_path / "sleeper.ipynb"
     notebook.write_text(json.dumps(SLEEPER))
     run = subprocess.Popen([PQLAB, "papermill", str(notebook), str(tmp_path / "out.ipynb")], cwd=tmp_path,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_fresh_signals)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=foreground)
     try:
         kernel = _wait_for(lambda: _children(run.pid))[0]
         time.sleep(8)  # the kernel is in the sleeping cell by now (a start takes 1-3 s)
@@ -396,7 +391,7 @@ def test_sigint_during_a_progress_bar_ends_with_the_message(tmp_path):
     root = faults.make_project(tmp_path / "project")
     run = subprocess.Popen([PQLAB, "extended-design-space", "--params", str(root / "params" / "params.yaml"),
                             "--profile", "quick"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                           preexec_fn=_fresh_signals)
+                           preexec_fn=foreground)
     seen = b""
     try:
         while b"point/s]" not in seen:  # the bar is drawing

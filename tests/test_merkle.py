@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab.amort import merkle
@@ -22,7 +22,6 @@ from pqlab.amort.merkle import (
     leaf_hash,
     node_hash,
     root,
-    root_hash,
     verify_consistency,
     verify_inclusion,
 )
@@ -92,7 +91,6 @@ def test_reference_leaf_hashes():
 @pytest.mark.parametrize("size", range(1, 9))
 def test_reference_roots_for_sizes_1_to_8(size):
     assert root(CT_LEAVES[:size]).hex() == CT_ROOTS[size - 1]
-    assert root_hash(CT_LEAVES[:size]).hex() == CT_ROOTS[size - 1]
     tree = IncrementalTree()
     for leaf in CT_LEAVES[:size]:
         tree.append(leaf)
@@ -179,7 +177,6 @@ def test_incremental_tree_agrees_with_root_and_the_rfc_recursion():
     assert tree.root(33) == root(leaves[:33])
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(st.binary(max_size=8), min_size=1, max_size=40), st.data())
 def test_every_generated_proof_verifies(leaves, data):
     size = len(leaves)

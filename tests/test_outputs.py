@@ -45,10 +45,9 @@ def _in_child(action) -> int:
     if pid == 0:  # pragma: no cover - the child
         code = 1
         try:
-            # Ctrl-C as a fresh pqlab process has it, whatever the test process (an xdist worker that ran other
-            # tests) had: Python's handler, SIGINT not blocked
+            # Ctrl-C as a foreground pqlab process has it, even when the test run was started as a background
+            # job, whose processes inherit SIGINT ignored (tests/conftest.py, foreground)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             code = action() or 0
         except BaseException:
             code = 3

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab import params
@@ -182,7 +182,6 @@ _scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**7), st.float
                      st.text(max_size=8), st.lists(st.integers(), max_size=3))
 
 
-@settings(max_examples=300, deadline=None)
 @given(key=st.sampled_from(["trials", "reps", "reps_slow", "warmup", "bootstrap_resamples", "kem", "signers",
                             "backend", "confidence", "sign_message_octets", "unknown_key"]),
        value=_scalars)

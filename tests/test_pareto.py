@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab.case.pareto import pareto_mask
@@ -18,7 +18,6 @@ def _brute(x, y):
     ], dtype=bool)
 
 
-@settings(max_examples=500, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), min_size=1, max_size=60))
 def test_matches_brute_force_with_many_ties(points):
     x, y = (np.array(v) for v in zip(*points, strict=True))

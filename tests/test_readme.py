@@ -1,9 +1,10 @@
-"""The README's examples run as written: every Python block, the cheap shell commands, DVC's `-S` override; and
-its stage count is the pipeline's."""
+"""The README's and the docs' examples run as written: every Python block, the cheap shell commands, DVC's `-S`
+override; the README's stage count is the pipeline's, it stays an entry point, and docs/index.md lists every page."""
 
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import shutil
@@ -16,7 +17,9 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
-BLOCKS = re.findall(r"```(\w+)\n(.*?)```", README, flags=re.S)
+PAGES = {path.relative_to(REPO).as_posix(): path.read_text() for path in [REPO / "README.md",
+                                                                          *sorted((REPO / "docs").glob("*.md"))]}
+BLOCKS = [block for text in PAGES.values() for block in re.findall(r"```(\w+)\n(.*?)```", text, flags=re.S)]
 SKETCH = "<!-- an API sketch"  # a Python block right after this line shows an API and is not run
 NUMBERS = {word: n for n, word in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
                                              "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen",
@@ -35,7 +38,8 @@ def _expected(comment: str):
 
 
 def _python_blocks() -> list[str]:
-    found = re.findall(r"(<!-- an API sketch[^\n]*\n)?```python\n(.*?)```", README, flags=re.S)
+    found = [block for text in PAGES.values()
+             for block in re.findall(r"(<!-- an API sketch[^\n]*\n)?```python\n(.*?)```", text, flags=re.S)]
     return [code for sketch, code in found if not sketch]
 
 
@@ -128,3 +132,21 @@ def test_the_dvc_experiment_override_runs_as_written(tmp_path):
     wrong = subprocess.run([dvc, "exp", "run", "--dry", "-S", "profile=paper"], cwd=tmp_path, capture_output=True,
                            text=True, timeout=300, env=env)
     assert wrong.returncode != 0 and "not in struct" in wrong.stderr + wrong.stdout
+
+
+def test_the_readme_is_an_entry_point_with_a_table_of_contents():
+    """Under about 25 KB, its sections listed at the top; the detail lives in docs/ and the measured times in
+    benchmarks/results/recorded/timings.json, which must stay valid JSON with the machine it was measured on."""
+    assert len(README.encode()) < 25_000
+    headings = re.findall(r"^## (.+)$", README, flags=re.M)
+    assert headings[0] == "Contents"
+    contents = README.split("## Contents", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"^- \[(.+?)\]\(#", contents, flags=re.M) == headings[1:]
+    timings = json.loads((REPO / "benchmarks" / "results" / "recorded" / "timings.json").read_text())
+    assert timings["machine"]["cores"] and timings["entries"]
+
+
+def test_the_docs_index_lists_every_page():
+    index = (REPO / "docs" / "index.md").read_text()
+    listed = set(re.findall(r"\]\(([\w-]+\.md)\)", index))
+    assert {path.name for path in (REPO / "docs").glob("*.md")} - {"index.md"} <= listed

@@ -22,7 +22,7 @@ from pqlab.paths import ProjectPaths
 from pqlab.report import coverage as cov
 from pqlab.report.consistency import consistency_table
 from pqlab.report.schema import MAX_RELATIVE_TOLERANCE, Printed, resolve
-from pqlab.typed_metrics import MetricsNode, StageMetrics, _arms, _children, stage_model
+from pqlab.typed_metrics import IntervalMetrics, MetricsNode, StageMetrics, _arms, _children, stage_model
 
 # --- a small project: two stages with typed metrics ----------------------------------------------------------------
 
@@ -43,7 +43,7 @@ class CostsLike(StageMetrics):
     share_sign_pct: float
 
 
-class Sim(StageMetrics):
+class Sim(IntervalMetrics):
     time_s: float | None
     time_lo_s: float | None
     time_hi_s: float | None
@@ -156,7 +156,7 @@ METRICS = {
         "backends_absent": {"liboqs": "no liboqs shared library"},
         "record_octets": 83, "share_write_pct": 33.0, "share_sign_pct": 67.0},
     "t.json": {
-        "profile": "quick", "time_s": 1.60, "time_lo_s": 1.57, "time_hi_s": 1.62, "time_runs": 40.0,
+        "profile": "quick", "confidence": 0.95, "time_s": 1.60, "time_lo_s": 1.57, "time_hi_s": 1.62, "time_runs": 40.0,
         "time_failure_rate": 0.0, "time_failed_in": None,
         "ratio_min": 1.82, "ratio_min_lo": 1.7, "ratio_min_hi": 1.9, "ratio_max": 2.55, "ratio_max_lo": 2.4,
         "ratio_max_hi": 2.7, "ratio_cells": 8,
@@ -248,6 +248,22 @@ def test_estimate_is_the_paper_inside_the_interval_widened_by_its_rounding(tmp_p
     far = _rows(_changed(tmp_path, lambda m: m["t.json"].update(time_lo_s=1.59, time_s=1.6)))
     assert far.loc["x.time", "verdict"] == "differs"
     assert "outside this run's 95 % interval 1.59–1.62 (widened by ±0.005" in far.loc["x.time", "why"]
+
+
+def test_an_estimates_interval_is_named_at_the_level_its_stage_recorded(tmp_path):
+    """The stage's `confidence` parameter, recorded in its metrics, is the level the report states: in the row's
+    reason, its "judged on" cell, the CSV and the legend (the report computes nothing from it)."""
+    paths = _changed(tmp_path, lambda m: m["t.json"].update(confidence=0.9, time_lo_s=1.59, time_s=1.6))
+    reference = _load(paths)
+    table = report.collect(reference, _tree(paths, reference), pipeline=_always).set_index("id")
+    assert "outside this run's 90 % interval 1.59–1.62" in table.loc["x.time", "why"]
+    assert table.loc["x.time", "confidence"] == 0.9 and table.loc["x.count", "confidence"] is None
+    text, *_ = report.build(reference, paths.root, models=models)
+    assert "90 % CI 1.59–1.62" in text and "at its stage's `confidence` (90 %: transport)" in text
+    assert "95 % CI" not in text
+    unrecorded = _changed(tmp_path, lambda m: m["t.json"].pop("confidence"))
+    with pytest.raises(MetricsMismatchError, match="confidence"):
+        _rows(unrecorded)
 
 
 def test_hardware_is_judged_only_normalised_by_a_reference(rows):

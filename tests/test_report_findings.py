@@ -16,13 +16,13 @@ from pqlab import report
 from pqlab.errors import ParamsError
 from pqlab.report.consistency import consistency_table
 from pqlab.report.expressions import evaluate
-from pqlab.typed_metrics import MetricsNode, Sanity, StageMetrics
+from pqlab.typed_metrics import IntervalMetrics, MetricsNode, Sanity
 from tests.test_report import CT, METRICS, REFERENCE, ST, _always, _changed, _rows, models
 
 # --- a stage with trials, a share and its complement, settings, a fraction, a sanity block ------------------------
 
 
-class Cyc(StageMetrics):
+class Cyc(IntervalMetrics):
     trials: int
     cycles: int
     misses: int
@@ -71,8 +71,8 @@ EXTRA_ROWS = [
      "value": 9, "unit": "scenarios", "metric": CY + "wide", "ci": [CY + "wide_lo", CY + "wide_hi"]},
 ]
 ONE_TAG = {"name": "one-tag scan", "where": "§V-G", "paper": 5.444, "metrics": [CY + "one_tag"], "resource": "cpu:P"}
-CYCLE = {"profile": "quick", "trials": 150, "cycles": 14000, "misses": 0, "exposed_pct": 100.0, "one_tag": 18.4,
-         "two_tags": 36.0, "share_write_pct": 1.4, "share_sign_pct": 98.6, "delays": {"k64": 63.0},
+CYCLE = {"profile": "quick", "confidence": 0.95, "trials": 150, "cycles": 14000, "misses": 0, "exposed_pct": 100.0,
+         "one_tag": 18.4, "two_tags": 36.0, "share_write_pct": 1.4, "share_sign_pct": 98.6, "delays": {"k64": 63.0},
          "configurations": 7, "wide": 12.0, "wide_lo": 8.5, "wide_hi": 10.5, "sanity": {"checks": 3, "failed": []}}
 
 
@@ -312,10 +312,10 @@ def test_a_cost_below_the_sum_of_its_parts_fails_the_amortisation_sanity_check()
     parts = pd.DataFrame({"scheme": ["mldsa_log"] * 2, "k": [1, 1], "checkpoints": [100, 100],
                           "sign_us": [250.0, 260.0], "write_us": [4230.0, 4250.0]})
     fine = {"mldsa_log": {"cost_first_ci_us": [4400.0, 4600.0]}}
-    assert sanity(fine, parts, 1) == {"checks": 1, "failed": []}
+    assert sanity(fine, parts, 1, 0.95) == {"checks": 1, "failed": []}
     # Table II's own k = 1 cost, 4 354 µs, against the 4 495 µs its signature and write take (issue 39)
     below = {"mldsa_log": {"cost_first_ci_us": [4300.0, 4354.0]}}
-    [failure] = sanity(below, parts, 1)["failed"]
+    [failure] = sanity(below, parts, 1, 0.95)["failed"]
     assert failure["keys"] == ["measured.mldsa_log", "model.mldsa_log"]
     assert "4354.0 µs at the top of its 95 % interval) is below the signature + write its checkpoints took " \
            "(4495.0 µs)" in failure["cause"]

@@ -71,3 +71,18 @@ def test_cli_sensitivity_rejects_zero_workers(project, capsys):
 
     assert cli.main(["sensitivity", "--params", str(project / "params" / "params.yaml"), "--workers", "0"]) == 2
     assert "--workers" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("confidence", "low", "high"), [(0.95, 6.0, 14.0), (0.8, 7.0, 13.0)])
+def test_a_cells_ratio_interval_is_the_bootstrap_percentile_at_the_configured_level(confidence, low, high):
+    """One run over 0, 1, …, 20: the run enters as its value and the ratio's interval is 2 over the known percentile
+    points of the median of 0..20 (tests/test_stats.py derives them: 6 and 14 at 95 %, 7 and 13 at 80 %)."""
+    from pqlab.thread.sweep_intervals import ratio_of_medians_ci
+
+    lo, hi = ratio_of_medians_ci(np.array([2.0]), np.arange(21.0), 20_000, confidence, np.random.default_rng(0))
+    assert (lo, hi) == (2.0 / high, 2.0 / low)
+    flipped = ratio_of_medians_ci(np.arange(21.0), np.array([2.0]), 20_000, confidence, np.random.default_rng(0))
+    assert flipped == (low / 2.0, high / 2.0)
+    rng = np.random.default_rng(0)
+    assert ratio_of_medians_ci(np.array([]), np.arange(3.0), 100, confidence, rng) == (None, None)
+    assert ratio_of_medians_ci(np.array([3.0]), np.array([2.0]), 100, confidence, rng) == (1.5, 1.5)

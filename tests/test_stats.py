@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from scipy import stats
 
 from pqlab.stats import cliffs_delta, compare, median_ci, quantile_cis
 
@@ -17,7 +18,6 @@ def _brute_cliffs(a, b):
     return (greater - less) / (a.size * b.size)
 
 
-@settings(max_examples=200, deadline=None)
 @given(a=st.lists(st.integers(0, 20), min_size=1, max_size=30), b=st.lists(st.integers(0, 20), min_size=1, max_size=30))
 def test_cliffs_delta_matches_pairwise_count(a, b):
     assert cliffs_delta(np.array(a), np.array(b)) == pytest.approx(_brute_cliffs(a, b), abs=1e-12)
@@ -73,7 +73,16 @@ def test_empty_samples_give_nan_in_every_statistic():
     assert all(np.isnan(v) for v in median_ci(np.array([]), 200, 0.95, seed=0))
 
 
-def test_median_ci_is_the_median_entry_of_quantile_cis():
-    data = np.random.default_rng(3).exponential(size=200)
-    full = quantile_cis(data, 500, 0.9, seed=7, quantiles={"median": 0.5})
-    assert median_ci(data, 500, 0.9, seed=7) == (full["median"], full["median_lo"], full["median_hi"])
+@pytest.mark.parametrize(("confidence", "low", "high"), [(0.95, 6.0, 14.0), (0.8, 7.0, 13.0)])
+def test_median_ci_is_the_bootstrap_distributions_own_percentiles(confidence, low, high):
+    """The sample 0, 1, …, 20: a resample's median is at most k when at least 11 of its 21 draws are, so the
+    bootstrap distribution of the median is known exactly: P(median <= k) = P(Binomial(21, (k + 1)/21) >= 11).
+    Its 2.5 % and 97.5 % points are 6 and 14 (P = 0.018 at 5, 0.056 at 6; 0.944 at 13, 0.982 at 14), its 10 %
+    and 90 % points 7 and 13 (0.056 at 6, 0.131 at 7; 0.869 at 12, 0.944 at 13): far enough from the levels that
+    20,000 resamples land on them under any seed."""
+    k = np.arange(21)
+    cdf = stats.binom.sf(10, 21, (k + 1) / 21)
+    tail = (1 - confidence) / 2
+    assert (k[cdf >= tail][0], k[cdf >= 1 - tail][0]) == (low, high)  # the hand-checked values above
+    for seed in (0, 1, 2):
+        assert median_ci(k.astype(float), 20_000, confidence, seed) == (10.0, low, high)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab.errors import SymmetricTimingError
@@ -15,7 +15,6 @@ pytestmark = pytest.mark.skipif(not OK, reason=WHY)
 TIMED = (sym.HMAC, sym.HMAC_KEYED, sym.HMAC_ONESHOT, sym.LEAF_INTERIOR)
 
 
-@settings(max_examples=60, deadline=None)
 @given(key=st.binary(min_size=1, max_size=128), message=st.binary(max_size=300), sibling=st.binary(min_size=32,
                                                                                                    max_size=32))
 def test_every_operation_computes_what_its_python_twin_computes(key, message, sibling):

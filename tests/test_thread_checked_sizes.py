@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab.errors import SimulationError
@@ -156,7 +156,6 @@ _EXTREMES = st.sampled_from([-(2**64), -(2**63), -(2**31), -1, 0, 1, 16, 17, 64,
                              2**20 + 1, 2**31 - 1, 2**31, 2**32, 2**32 + 1, 2**61, 2**62, 2**63 - 1, 2**63, 2**64])
 
 
-@settings(max_examples=150, deadline=None)
 @given(field=st.sampled_from(["units", "mode", "first_unit", "n_units", "bitmap_unit", "request_unit", "ack_unit",
                               *["ints"] * 5]),   # the model values: the most fields, the most ways to be wrong
        index=st.integers(0, 40), value=_EXTREMES)

@@ -6,7 +6,7 @@ import copy
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab.errors import SimulationError
@@ -20,7 +20,6 @@ SOURCE = ThreadParams(framing=FramingParams(iphc_bytes=25), switches=ThreadSwitc
 BASE = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"), PARAMS)
 
 
-@settings(max_examples=200, deadline=None)
 @given(payload=st.integers(0, 70_000), multi=st.booleans(), source=st.booleans())
 def test_framing_carries_every_byte_in_legal_frames(payload, multi, source):
     p = (SOURCE if source else PARAMS).framing
@@ -31,7 +30,6 @@ def test_framing_carries_every_byte_in_legal_frames(payload, multi, source):
     assert sum(psdus) == len(psdus) * (p.mac_overhead_bytes + mesh) + headers + p.iphc_bytes + payload
 
 
-@settings(max_examples=150, deadline=None)
 @given(field=st.sampled_from(["units", "mode", "first_unit", "n_units", "bitmap_unit", "request_unit", "ack_unit"]),
        index=st.integers(0, 10), value=st.integers(-(2**40), 2**40))
 def test_c_core_rejects_malformed_plans(field, index, value):
@@ -52,7 +50,6 @@ def test_c_core_rejects_malformed_plans(field, index, value):
     assert out.shape == (2, 8)
 
 
-@settings(max_examples=100, deadline=None)
 @given(sizes=st.tuples(*[st.integers(-5, 80_000)] * 4), hops=st.integers(-1, 20),
        transport=st.sampled_from(["ipv6", "pull", "block", "udp"]))
 def test_build_plan_accepts_or_raises_scenario_error(sizes, hops, transport):

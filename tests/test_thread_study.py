@@ -28,7 +28,8 @@ def test_smoke_run_writes_every_output_from_the_table1_configurations(smoke_tran
                  "sed_failures.csv", "radio_time.csv"):
         assert (run.root / "paper_figs" / "case" / name).stat().st_size > 0
     metrics = run.metrics
-    assert set(metrics) == {"profile", "model", "paper", "source_accurate", "raw_samples"}
+    assert set(metrics) == {"profile", "confidence", "model", "paper", "source_accurate", "raw_samples"}
+    assert metrics["confidence"] == settings.thread.confidence
     assert metrics["profile"] == "smoke"
     paper = metrics["paper"]
     assert paper["drop_in_1hop_none_block_s"] > 0 and paper["radio_1hop_none_classical_ms"] > 0

@@ -10,7 +10,7 @@ import json
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab import io, params
@@ -19,12 +19,7 @@ from pqlab.amort.errors import AmortError, Code
 from pqlab.case import tlv
 from pqlab.case.tlv import ContextTag, Element, ElementType, TLVError, TLVValueError
 from pqlab.errors import InputError, ParamsError
-from tests.conftest import REPO
-
-TEN_THOUSAND = settings(max_examples=10_000, deadline=None, database=None, derandomize=True,
-                        phases=[Phase.generate],
-                        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                               HealthCheck.filter_too_much])
+from tests.conftest import FUZZ, REPO
 
 # --- TLV edges ---------------------------------------------------------------------------------------------------
 
@@ -111,8 +106,7 @@ def _wild_elements():
     return st.recursive(good, extend, max_leaves=12)
 
 
-@pytest.mark.slow
-@TEN_THOUSAND
+@FUZZ
 @given(_wild_elements())
 def test_encode_equality_hash_and_repr_of_anything_never_crash(element):
     """Each generated element goes through both checks (one generation serves both: most of the time is
@@ -136,8 +130,7 @@ _deep = st.builds(lambda depth, kind, tail, cut: (bytes([kind]) * depth + tail +
                   st.integers(0, 7000))
 
 
-@pytest.mark.slow
-@TEN_THOUSAND
+@FUZZ
 @given(st.one_of(_deep, st.binary(max_size=64)))
 def test_decode_of_deep_or_arbitrary_bytes_gives_an_element_or_tlverror(data):
     try:
@@ -183,8 +176,7 @@ def _raises_exactly(call, expected: tuple[type[Exception], str] | None) -> None:
         assert expected is None
 
 
-@pytest.mark.slow
-@TEN_THOUSAND
+@FUZZ
 @given(leaf=st.one_of(st.binary(max_size=16), _junk), index=st.one_of(st.integers(-3, 40), _junk),
        size=st.one_of(st.integers(-3, 40), _junk), proof=st.one_of(st.lists(_maybe_hash, max_size=8), _junk),
        head=_maybe_hash)
@@ -194,8 +186,7 @@ def test_verify_inclusion_is_typed(leaf, index, size, proof, head):
     _raises_exactly(lambda: merkle.verify_inclusion(leaf, index, size, proof, head), expected)
 
 
-@pytest.mark.slow
-@TEN_THOUSAND
+@FUZZ
 @given(old=st.one_of(st.integers(-3, 40), _junk), new=st.one_of(st.integers(-3, 40), _junk),
        old_root=_maybe_hash, new_root=_maybe_hash, proof=st.one_of(st.lists(_maybe_hash, max_size=8), _junk))
 def test_verify_consistency_is_typed(old, new, old_root, new_root, proof):
@@ -238,8 +229,7 @@ def test_loading_leaves_its_input_unchanged(path):
     assert _REPO_RAW == yaml.safe_load((REPO / "params" / "params.yaml").read_text())
 
 
-@pytest.mark.slow
-@TEN_THOUSAND
+@FUZZ
 @given(path=st.sampled_from(_paths), value=_values)
 def test_params_documents_load_or_raise_one_params_error(path, value):
     raw = _with(_REPO_RAW, path, value)
@@ -249,8 +239,7 @@ def test_params_documents_load_or_raise_one_params_error(path, value):
         assert "\n" not in str(exc)
 
 
-@pytest.mark.slow
-@TEN_THOUSAND
+@FUZZ
 @given(data=st.one_of(st.binary(max_size=64), st.binary(max_size=32).map(lambda b: b"PAR1" + b + b"PAR1"),
                       st.integers(0, 10_000).map(lambda n: json.dumps([0] * 3).encode() * (n % 7))))
 def test_file_readers_return_data_or_raise_input_error(tmp_path_factory, data):
@@ -272,8 +261,7 @@ def test_reading_a_json_nested_beyond_the_interpreter_limit_is_an_input_error(tm
         io.read_json(path)
 
 
-@pytest.mark.slow
-@TEN_THOUSAND
+@FUZZ
 @given(st.one_of(_values, st.dictionaries(st.one_of(st.text(max_size=4), _plain),
                                           st.fixed_dictionaries({"sizes": _values}, optional={
                                               "device_compute_ms": _values}), max_size=3)))

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from pqlab import bounded
 from pqlab.errors import ParamsError
+from pqlab.validation import first_problem
 
 BackendChoice = Literal["auto", "liboqs", "openssl", "pqcrypto"]
 NAME_MAX_CHARS = 64  # configuration, scenario and baseline names: they head table rows and figure legends
@@ -66,8 +67,7 @@ def read_table(model: type[_Model], path: str | Path, what: str) -> _Model:
     try:
         return model.model_validate(read_yaml(path, what))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ParamsError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", field=str(path)) from None
+        raise ParamsError(first_problem(exc).line(), field=str(path)) from None
 
 
 def read_yaml(path: str | Path, what: str = "parameters file", *, max_bytes: int = bounded.MAX_DOCUMENT_BYTES) -> Any:

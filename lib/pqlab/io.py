@@ -349,15 +349,6 @@ def file_digest(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def parquet_has_digest(path: str | Path) -> bool:
-    """Whether a parquet file carries the ``pqlab_sha256`` of its content (InputError if corrupt)."""
-    path = Path(path)
-    try:
-        return DIGEST_KEY.encode() in (pq.read_schema(path).metadata or {})
-    except (OSError, pa.ArrowException) as exc:
-        raise _corrupt(path, "parquet file", exc) from None
-
-
 def copy_atomic(source: str | Path, final: str | Path) -> Path:
     """Copy ``source``'s bytes to ``final``: complete under its final name or not at all."""
     with atomic_path(final) as tmp, open(source, "rb") as reader, open(tmp, "wb") as writer:

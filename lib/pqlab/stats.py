@@ -59,6 +59,11 @@ def quantile_cis(
     return result
 
 
+def level(confidence: float) -> str:
+    """A confidence level as the text says it: 0.95 -> "95 %"."""
+    return f"{confidence * 100:g} %"
+
+
 def median_ci(samples: np.ndarray, resamples: int, confidence: float, seed: int) -> tuple[float, float, float]:
     """(median, CI low, CI high) with a percentile bootstrap; NaN for no samples."""
     out = quantile_cis(samples, resamples, confidence, seed, {"median": 0.5})

@@ -17,6 +17,7 @@ from typing import Any, Union
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pqlab.errors import MetricsMismatchError
+from pqlab.validation import dotted, first_problem
 
 
 class MetricsNode(BaseModel):
@@ -33,6 +34,13 @@ class StageMetrics(MetricsNode):
     """One stage's whole metrics file: every stage records the profile it ran."""
 
     profile: str
+
+
+class IntervalMetrics(StageMetrics):
+    """The metrics file of a stage that computes intervals: ``confidence`` is the level of every one of them (the
+    stage's ``confidence`` parameter), which REPORT.md states beside each interval it judges on."""
+
+    confidence: float
 
 
 class LoadAverage(MetricsNode):
@@ -79,12 +87,11 @@ def validated(model: type[StageMetrics], data: dict[str, Any]) -> dict[str, Any]
     try:
         return model.model_validate(data).dump()
     except ValidationError as exc:
-        errors = exc.errors()
-        first = errors[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise MetricsMismatchError(f"`{where}`: {first['msg'].lower()}{more}: the study's metrics do not fit "
-                                   f"{model.__name__}; declare the key there", field=model.__name__) from None
+        problem = first_problem(exc)
+        more = f" (and {problem.count - 1} more)" if problem.count > 1 else ""
+        raise MetricsMismatchError(f"`{dotted(problem.loc) or '(top level)'}`: {problem.message.lower()}{more}: the "
+                                   f"study's metrics do not fit {model.__name__}; declare the key there",
+                                   field=model.__name__) from None
 
 
 def stage_model(stage: str) -> type[StageMetrics] | None:
@@ -153,17 +160,3 @@ def declared(model: type[BaseModel], dotted: str) -> str | None:
         walked.append(part)
     return None
 
-
-def dynamic_parts(model: type[BaseModel], dotted: str) -> list[int]:
-    """The positions in ``dotted`` that index a mapping keyed by data (an operation, a scenario) rather than a
-    declared field."""
-    current: list[Any] = [model]
-    positions = []
-    for i, part in enumerate(dotted.split(".")):
-        is_field = any(isinstance(a, type) and issubclass(a, BaseModel)
-                       and any(part in (f.alias or n, n) for n, f in a.model_fields.items())
-                       for node in current for a in _arms(node))
-        if not is_field:
-            positions.append(i)
-        current = [c for node in current for c in _children(node, part)]
-    return positions

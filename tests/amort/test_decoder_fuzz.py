@@ -5,18 +5,14 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.messages import DECODERS
 from pqlab.amort.profile import PAPER_PROFILE
 from tests.amort.samples import valid_messages
-
-FAST = settings(max_examples=300, deadline=None, database=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-SLOW = settings(max_examples=10_000, deadline=None, database=None, derandomize=True, phases=[Phase.generate],
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+from tests.conftest import FUZZ
 
 
 def mutate(name: str, seed: int) -> bytes:
@@ -50,29 +46,20 @@ def check(name: str, data: bytes) -> None:
         assert isinstance(exc.reason, Code) and exc.field
 
 
-def _property(name: str, profile: settings, seen: list[int] | None = None):
-    @profile
+@pytest.mark.parametrize("name", sorted(DECODERS))
+def test_decoders_never_crash(name):
+    """Generated inputs into every public decoder, as many as the profile's fuzz count: ``make test`` 10,000 per
+    decoder (issue 16), ``make check`` a few hundred."""
+    seen = [0]
+
+    @FUZZ
     @given(data=inputs(name))
     def run(data: bytes) -> None:
         check(name, data)
-        if seen is not None:
-            seen[0] += 1
-    return run
+        seen[0] += 1
 
-
-@pytest.mark.parametrize("name", sorted(DECODERS))
-def test_decoders_never_crash(name):
-    _property(name, FAST)()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(DECODERS))
-def test_decoders_never_crash_many(name):
-    """``make test`` runs this: 10,000 generated inputs per public decoder (issue 16: every decoder)."""
-    examples = 10_000
-    seen = [0]
-    _property(name, settings(SLOW, max_examples=examples), seen)()
-    assert seen[0] >= examples
+    run()
+    assert seen[0] >= FUZZ.max_examples
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +76,7 @@ def honest_world(tmp_path_factory):
     world.close()
 
 
-@settings(FAST, max_examples=300)
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(seed=st.integers(0, 2**64 - 1))
 def test_controller_and_auditor_reject_mutated_input_only_with_protocol_errors(honest_world, seed):
     """Past the decoder too: mutated reports, checkpoints and disclosures end in a value or an AmortError."""

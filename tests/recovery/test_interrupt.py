@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, foreground
 from tests.recovery.conftest import require_tpm
 
 pytestmark = pytest.mark.xdist_group("tpm")
@@ -54,7 +54,8 @@ def test_ctrl_c_during_recovery_is_interrupted_exit_130_and_stops_swtpm(tmp_path
         (tmp_path / "params" / name).write_text((REPO / "params" / name).read_text())
     command = [sys.executable, "-m", "pqlab.cli", "recovery", "--params", str(tmp_path / "params" / "params.yaml"),
                "--profile", "quick", "--quiet"]  # quick: about a minute of trials, time enough to interrupt one
-    job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                           preexec_fn=foreground)
     helpers: dict[int, str] = {}
     try:
         deadline = time.monotonic() + 120

@@ -14,6 +14,7 @@ from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.lab import CONTROLLER_ID, KeySet
 from pqlab.amort.messages import Checkpoint
 from pqlab.amort.profile import PAPER_PROFILE
+from pqlab.amort.recovery.cases import ARMS
 from pqlab.amort.recovery.resume import RecoveryController
 from pqlab.amort.recovery.state import STATE_OCTETS, ProverState, read_state, write_state
 from pqlab.amort.recovery.wire import RESUME_OCTETS, Resume, encode_frame, read_frame
@@ -26,7 +27,7 @@ def test_state_file_round_trips_at_144_octets_and_rejects_any_flipped_octet(tmp_
     data = state.encode()
     assert len(data) == STATE_OCTETS
     assert ProverState.decode(data) == state
-    assert state.secrets() == SECRETS and state.arm_name == "tpm"
+    assert state.secrets() == SECRETS and ARMS[state.arm] == "tpm"
     for i in range(0, len(data), 7):
         bad = bytearray(data)
         bad[i] ^= 0x01

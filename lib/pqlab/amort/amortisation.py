@@ -12,7 +12,7 @@ windows in seconds.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -47,10 +47,6 @@ class CostInputs:
     def amortisable(self) -> float:
         """The per-checkpoint cost C_sign + C_fsync that Eq. 1 divides by k (µs)."""
         return self.c_sign + self.c_fsync
-
-    def without_log(self) -> CostInputs:
-        """The same scheme when the deployment keeps no durable evidence log (C_fsync = 0)."""
-        return replace(self, c_fsync=0.0)
 
 
 def cost(inputs: CostInputs, k: float | np.ndarray) -> float | np.ndarray:

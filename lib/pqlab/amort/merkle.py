@@ -55,11 +55,6 @@ def root(leaves: Sequence[bytes]) -> bytes:
     return _mth([leaf_hash(leaf) for leaf in leaves])
 
 
-def root_hash(leaves: Sequence[bytes]) -> bytes:
-    """Alias of :func:`root` (kept for existing callers)."""
-    return root(leaves)
-
-
 def _path(index: int, hashes: Sequence[bytes]) -> list[bytes]:
     n = len(hashes)
     if n <= 1:
@@ -241,10 +236,6 @@ class IncrementalTree:
         for _, left in reversed(self._stack[:-1]):
             r = node_hash(left, r)
         return r
-
-    def leaf_hashes(self, start: int = 0, stop: int | None = None) -> list[bytes]:
-        """Leaf hashes in ``[start, stop)``."""
-        return self._hashes[start:stop]
 
     def inclusion_proof(self, index: int, size: int | None = None) -> list[bytes]:
         """The audit path of leaf ``index`` in the tree of ``size`` leaves (default: now)."""

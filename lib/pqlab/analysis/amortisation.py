@@ -15,7 +15,7 @@ from pqlab.errors import StudyInputError
 from pqlab.experiments import amortisation as sweep
 from pqlab.experiments import amortisation_metrics as report
 from pqlab.params import AmortisationParams, StudyParams
-from pqlab.stats import median_ci
+from pqlab.stats import level, median_ci
 
 COSTS_STATS = "costs_stats.parquet"
 
@@ -137,13 +137,14 @@ def curve_csv(compared: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def _delay_interval(delays: pd.Series, statistic, k: int) -> tuple[float | None, float | None]:
-    """95 % percentile-bootstrap interval of a statistic of the omission delays (seeded by k)."""
+def _delay_interval(delays: pd.Series, statistic, k: int, resamples: int,
+                    confidence: float) -> tuple[float | None, float | None]:
+    """Percentile-bootstrap interval of a statistic of the omission delays (seeded by k)."""
     data = delays.to_numpy(dtype=float)
     if len(data) < 2 or np.ptp(data) == 0:
         return (float(statistic(data)),) * 2 if len(data) else (None, None)
-    boot = stats.bootstrap((data,), statistic, n_resamples=2000, confidence_level=0.95, method="percentile",
-                           rng=np.random.default_rng(int(k)))
+    boot = stats.bootstrap((data,), statistic, n_resamples=resamples, confidence_level=confidence,
+                           method="percentile", rng=np.random.default_rng(int(k)))
     return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
 
 
@@ -159,28 +160,33 @@ def model_holds(group: pd.DataFrame) -> bool:
         and bool((group["delay_records"].to_numpy() == k - group["position"].to_numpy() + 1).all())
 
 
-def model_interval(k: int, trials: int, statistic: Any, seed: int) -> tuple[float, float]:
-    """95 % interval of a statistic (median, max) of ``trials`` omission delays under the detection model: the
-    omitted record's position is uniform in its batch, so its delay is uniform on 1..k (Monte Carlo, seeded). A
-    bootstrap of the sample itself cannot do this for a maximum, which it never places above the sample's own."""
+def model_interval(k: int, trials: int, statistic: Any, confidence: float, seed: int) -> tuple[float, float]:
+    """Central ``confidence`` interval of a statistic (median, max) of ``trials`` omission delays under the detection
+    model: the omitted record's position is uniform in its batch, so its delay is uniform on 1..k (Monte Carlo,
+    seeded). A bootstrap of the sample itself cannot do this for a maximum, which it never places above the
+    sample's own."""
     rng = np.random.default_rng([seed, k, trials])
     draws = rng.integers(1, k + 1, size=(MODEL_REPLICATES, trials))
     values = statistic(draws, axis=1)
-    return float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))
+    tail = (1.0 - confidence) / 2.0
+    return float(np.quantile(values, tail)), float(np.quantile(values, 1.0 - tail))
 
 
-def omission_metrics(frame: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
-    """``omission``: per strategy and k the trials, exposures, delays with their intervals and the checks fired;
-    where the trials follow the detection model, the model's 95 % interval of their median and maximum."""
+def omission_metrics(frame: pd.DataFrame, resamples: int, confidence: float, seed: int) -> dict[str, Any]:
+    """``omission``: per strategy and k the trials, exposures, delays with their intervals (at ``confidence``) and
+    the checks fired; where the trials follow the detection model, the model's interval of their median and
+    maximum."""
     out: dict[str, Any] = {}
     for strategy, by_strategy in frame.groupby("strategy", sort=False):
         per_k = {}
         for k, group in by_strategy.groupby("k"):
             delays = group["delay_records"].dropna()
-            median_ci, max_ci = _delay_interval(delays, np.median, k), _delay_interval(delays, np.max, k)
+            median_ci = _delay_interval(delays, np.median, k, resamples, confidence)
+            max_ci = _delay_interval(delays, np.max, k, resamples, confidence)
             holds = model_holds(group)
-            model_median = model_interval(int(k), len(group), np.median, seed) if holds else (None, None)
-            model_max = model_interval(int(k), len(group), np.max, seed) if holds else (None, None)
+            trials = len(group)
+            model_median = model_interval(int(k), trials, np.median, confidence, seed) if holds else (None, None)
+            model_max = model_interval(int(k), trials, np.max, confidence, seed) if holds else (None, None)
             per_k[f"k{k}"] = {
                 "model_holds": holds,
                 "median_delay_model_lo_records": model_median[0], "median_delay_model_hi_records": model_median[1],
@@ -300,7 +306,7 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
     focus_backend = info["main_backend"][focus]
     moves = sensitivity[sensitivity["signer"] == cfg.baselines[focus].signer]
     return {
-        "profile": settings.profile, "cpu_model": info["metadata"]["cpu_model"],
+        "profile": settings.profile, "confidence": cfg.confidence, "cpu_model": info["metadata"]["cpu_model"],
         "controller_path": info["metadata"]["controller_path"],
         "inputs": provenance, "intervals": list(cfg.intervals), "k_first": first, "k_last": last,
         "samples": {"sweep_trials": cfg.trials, "omission_trials": cfg.omission_trials,
@@ -313,7 +319,7 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
                                       info["sign_rows"],
                                       info["metadata"]["sweep_wall_s"], info["metadata"]["sweep_budget_s"]),
         "library_dependent": report.library_dependent_block(info["claims"], info["main_backend"]),
-        "omission": omission_metrics(omission, settings.seed),
+        "omission": omission_metrics(omission, cfg.bootstrap_resamples, cfg.confidence, settings.seed),
         "equivocation": equivocation_metrics(equivocation, cfg.equivocation_k),
         "sensitivity": {
             r.combo: {"signer": r.signer, "backend": r.backend, "storage": r.storage,
@@ -325,15 +331,15 @@ def metrics(settings: StudyParams, inputs: dict[str, eq1.CostInputs], compared: 
         "dominant": {"scheme": focus, "term": eq1.dominant(inputs[focus]),
                      "sentence": dominant_sentence(inputs[focus], cfg.baselines[focus].signer, focus_backend,
                                                    cfg.log_storage, moves)},
-        "sanity": sanity(measured, per_trial, first),
+        "sanity": sanity(measured, per_trial, first, cfg.confidence),
     }
 
 
-def sanity(measured: dict[str, Any], per_trial: pd.DataFrame, first: int) -> dict[str, Any]:
+def sanity(measured: dict[str, Any], per_trial: pd.DataFrame, first: int, confidence: float) -> dict[str, Any]:
     """The sweep checked against its own parts: at the first interval every report pays its share of a whole
     checkpoint, so the cost per report is at least the signature and write the same checkpoints took (their means
-    over those trials, divided by k). The top of the cost's 95 % interval below that sum is a contradiction in the
-    measurement; the failure names the keys it makes unusable."""
+    over those trials, divided by k). The top of the cost's interval (at ``confidence``) below that sum is a
+    contradiction in the measurement; the failure names the keys it makes unusable."""
     failed = []
     for scheme, block in measured.items():
         mine = per_trial[(per_trial["scheme"] == scheme) & (per_trial["k"] == first)]
@@ -345,6 +351,7 @@ def sanity(measured: dict[str, Any], per_trial: pd.DataFrame, first: int) -> dic
         if top < parts:
             failed.append({"check": f"{scheme}: the cost at k = {first} is at least its signature and write",
                            "keys": [f"measured.{scheme}", f"model.{scheme}"],
-                           "cause": f"{scheme}'s cost per report at k = {first} ({top:.1f} µs at the top of its 95 % "
-                                    f"interval) is below the signature + write its checkpoints took ({parts:.1f} µs)"})
+                           "cause": f"{scheme}'s cost per report at k = {first} ({top:.1f} µs at the top of its "
+                                    f"{level(confidence)} interval) is below the signature + write its checkpoints "
+                                    f"took ({parts:.1f} µs)"})
     return {"checks": len(measured), "failed": failed}

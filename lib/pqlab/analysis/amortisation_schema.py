@@ -3,7 +3,7 @@ reading)."""
 
 from __future__ import annotations
 
-from pqlab.typed_metrics import MetricsNode, RawSource, Sanity, StageMetrics
+from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, Sanity
 
 
 class ControllerPath(MetricsNode):
@@ -54,7 +54,7 @@ class Fit(MetricsNode):
 
 
 class SweepPoint(MetricsNode):
-    """One (baseline, k) point of the sweep: its mean with a 95 % interval, how much it rests on, both models."""
+    """One (baseline, k) point of the sweep: its mean with its interval, how much it rests on, both models."""
 
     mean_us: float
     ci_us: list[float]
@@ -189,7 +189,7 @@ class OmissionAtK(MetricsNode):
     trials: int
     exposed: int
     model_holds: bool                     # every trial exposed by the next checkpoint after k - position + 1 records
-    median_delay_model_lo_records: float | None   # the model's 95 % interval of the median of `trials` delays
+    median_delay_model_lo_records: float | None   # the model's interval of the median of `trials` delays
     median_delay_model_hi_records: float | None
     max_delay_model_lo_records: float | None      # ... and of their maximum
     max_delay_model_hi_records: float | None
@@ -242,7 +242,7 @@ class Dominant(MetricsNode):
     sentence: str
 
 
-class AmortisationMetrics(StageMetrics):
+class AmortisationMetrics(IntervalMetrics):
     """``amortisation_metrics.json``: Eq. 1 per baseline, the measured sweep, omission and equivocation trials,
     the backend × storage probe, which term dominates, and the run's provenance."""
 

@@ -13,6 +13,7 @@ from scipy import stats
 from pqlab.errors import CycleError
 from pqlab.experiments.cycle_variants import SCAN_COST, VARIANTS
 from pqlab.params import ControlCycleParams, StudyParams
+from pqlab.stats import level
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -46,6 +47,7 @@ def metrics(summary: pd.DataFrame, cost: pd.DataFrame, runs: list[dict[str, Any]
     added = added if added is not None else pd.DataFrame(columns=["what", "added_us", "added_lo_us", "added_hi_us"])
     return {
         "profile": settings.profile,
+        "confidence": cfg.confidence,
         "period_us": cfg.period_us,
         "deadline_us": deadline_ns(cfg) / 1000,
         "cycles_total": int(summary["cycles"].sum()),
@@ -75,7 +77,7 @@ def metrics(summary: pd.DataFrame, cost: pd.DataFrame, runs: list[dict[str, Any]
         "second_tag_and_chain_us": _second_tag(added),
         "per_scan_cost_scans": {by_tags[int(r.tags)]: int(r.scans) for r in cost.itertuples()},
         "rounds": cfg.rounds,
-        "sanity": sanity(summary, cost, added),
+        "sanity": sanity(summary, cost, added, settings.control_cycle.confidence),
         "evidence_back_to_back_us": {by_tags[int(r.tags)]: round(r.back_to_back_evidence_p50_us, 3)
                                      for r in cost.itertuples() if r.tags},
         "scheduling": {
@@ -149,18 +151,19 @@ def _median_difference(mine: np.ndarray, base: np.ndarray, resamples: int, confi
 ADDED = ((1, 0, "one_tag"), (2, 0, "two_tags_chain"), (2, 1, "second_tag_and_chain"))
 
 
-def added_cost(samples: pd.DataFrame, cfg: ControlCycleParams, resamples: int = 2000,
-               confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+def added_cost(samples: pd.DataFrame, cfg: ControlCycleParams, seed: int) -> pd.DataFrame:
     """What evidence adds to a scan's execution time, from the rotation run (the three variants interleaved cycle
     by cycle): one tag and two tags + chain over the scan alone, and the second tag + chain over one tag; median
-    differences with percentile-bootstrap intervals. Independent of the host's wake-up latency."""
+    differences with percentile-bootstrap intervals (``cfg.bootstrap_resamples``, ``cfg.confidence``). Independent
+    of the host's wake-up latency."""
     rotation = _rotation(samples)
     us = {v: rotation.loc[rotation["variant"] == v, "execution_ns"].to_numpy() / 1000.0 for v in VARIANTS}
     rows = []
     for mine, base, what in ADDED:
         if not len(us[mine]) or not len(us[base]):
             continue
-        added, lo, hi = _median_difference(us[mine], us[base], resamples, confidence, seed + mine * 3 + base)
+        added, lo, hi = _median_difference(us[mine], us[base], cfg.bootstrap_resamples, cfg.confidence,
+                                           seed + mine * 3 + base)
         rows.append({"tags": mine, "over": base, "what": what, "configurations": SCAN_COST,
                      "scans": len(us[mine]), "baseline_scans": len(us[base]), "added_us": added,
                      "added_lo_us": lo, "added_hi_us": hi})
@@ -185,7 +188,7 @@ def per_scan_cost(samples: pd.DataFrame, cfg: ControlCycleParams) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
-def sanity(summary: pd.DataFrame, cost: pd.DataFrame, added: pd.DataFrame) -> dict[str, Any]:
+def sanity(summary: pd.DataFrame, cost: pd.DataFrame, added: pd.DataFrame, confidence: float) -> dict[str, Any]:
     """The study's own structure checked on its numbers: added work costs time (a one-tag scan is not faster than
     the scan alone, two tags and the chain step not faster than one tag, beyond the bootstrap interval of the
     difference), and every percentile ladder rises (p50 <= p99 <= p99.9 <= max). Each failure names the metrics it
@@ -202,8 +205,8 @@ def sanity(summary: pd.DataFrame, cost: pd.DataFrame, added: pd.DataFrame) -> di
         if r.added_hi_us < 0:
             failed.append({"check": f"{r.what} adds time over {base}", "keys": keys,
                            "cause": f"{r.what.replace('_', ' ')} measures {-r.added_us:.3f} µs faster than {base} "
-                                    f"(95 % interval of the difference {r.added_lo_us:.3f} to {r.added_hi_us:.3f} "
-                                    "µs, entirely below zero)"})
+                                    f"({level(confidence)} interval of the difference {r.added_lo_us:.3f} to "
+                                    f"{r.added_hi_us:.3f} µs, entirely below zero)"})
     for row in summary.itertuples():
         for part, prefix in (("response", ""), ("wake-up", "latency_"), ("execution", "execution_")):
             ladder = [getattr(row, f"{prefix}{name}_us") for name in ("p50", "p99", "p999", "max")]

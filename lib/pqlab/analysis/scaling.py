@@ -16,7 +16,8 @@ KIB = 1024
 PAPER_IDENTITIES = (10, 100, 1000, 4000, 10_000)  # Table III's rows
 
 TABLE3_COLUMNS = {
-    "identities": "Identities", "us_per_report": "µs/report", "us_per_report_min": "µs/report min",
+    "identities": "Identities", "us_per_report": "µs/report", "us_per_report_lo": "µs/report CI low",
+    "us_per_report_hi": "µs/report CI high", "us_per_report_min": "µs/report min",
     "us_per_report_max": "µs/report max", "checkpoint_octets": "Checkpoint [B]", "checkpoint_kib": "Checkpoint [KiB]",
     "record_octets": "Record [B]", "tag_octets": "Tags [B]", "report_octets": "Report [B]",
     "checkpoint_share_octets": "Checkpoint share [B]", "bytes_per_report": "B/report", "verify_ms": "Verify [ms]",
@@ -38,7 +39,8 @@ def metrics(table3: pd.DataFrame, parts: scaling.Decomposition, crossing: dict[s
             replay: pd.DataFrame, provenance: dict[str, Any], rekeying: pd.DataFrame) -> dict[str, Any]:
     """Headline numbers for REPORT.md (keys n<identities>, b<backlog>)."""
     table = {f"n{int(r.identities)}": {
-        "us_per_report": round(r.us_per_report, 4), "checkpoint_octets": int(r.checkpoint_octets),
+        "us_per_report": round(r.us_per_report, 4), "us_per_report_lo": round(r.us_per_report_lo, 4),
+        "us_per_report_hi": round(r.us_per_report_hi, 4), "checkpoint_octets": int(r.checkpoint_octets),
         "checkpoint_kib": round(r.checkpoint_kib, 3), "bytes_per_report": round(r.bytes_per_report, 3),
         "verify_ms": round(r.verify_ms, 4), "rss_peak_mib": round(r.rss_peak_mib, 2),
         "state_octets_per_identity": int(r.state_octets_per_identity),
@@ -78,7 +80,8 @@ def summarise(trials: pd.DataFrame, settings: StudyParams, parts: Decomposition)
     """Table III: per identity count, medians over trials (bootstrap CI of the cost) and the byte columns."""
     rows = []
     for index, (n, group) in enumerate(trials.groupby("identities", sort=True)):
-        median, low, high = median_ci(group["us_per_report"].to_numpy(), 2000, 0.95, settings.seed + index)
+        median, low, high = median_ci(group["us_per_report"].to_numpy(), settings.scaling.bootstrap_resamples,
+                                      settings.scaling.confidence, settings.seed + index)
         checkpoint = int(group["checkpoint_octets"].iloc[0])
         if group["checkpoint_octets"].nunique() != 1 or group["report_octets"].nunique() != 1:
             raise MeasurementError("checkpoint or report size differs between trials", field=f"n={n}")

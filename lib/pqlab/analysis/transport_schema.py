@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics
+from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource
 
 
 class Table1Times(MetricsNode):
-    """Table I's time columns for one configuration: median (s), its 95 % interval, runs, failures."""
+    """Table I's time columns for one configuration: median (s), its interval, runs, failures."""
 
     one_hop_s: float | None = Field(alias="1hop_none_s")
     one_hop_lo_s: float | None = Field(alias="1hop_none_lo_s")
@@ -26,7 +26,7 @@ class Table1Times(MetricsNode):
 
 
 class Variant(MetricsNode):
-    """The §VI headline numbers of one model variant's grid, with their 95 % intervals and scopes. Entries named
+    """The §VI headline numbers of one model variant's grid, with their intervals and scopes. Entries named
     from params (a ratio per hop count and loss scenario: ``drop_in_ratio_<h>hop_<loss>``, ``..._lo``, ``..._hi``;
     ``smallest_ratio_ipv6_block_<h>hop_heavy``) are kept as typed extras; report rows read the declared fields."""
 
@@ -214,7 +214,7 @@ class ModelParameters(MetricsNode):
     scenarios: dict[str, Scenario]
 
 
-class TransportMetrics(StageMetrics):
+class TransportMetrics(IntervalMetrics):
     """``thread_metrics.json``: the paper's model and the source_accurate variant, and the model parameters."""
 
     model: ModelParameters

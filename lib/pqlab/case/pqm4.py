@@ -19,6 +19,7 @@ from pydantic import Field, ValidationError, model_validator
 from pqlab.case.device_compute import CLASSICAL, CycleTable
 from pqlab.config import Strict, read_table
 from pqlab.errors import ParamsError
+from pqlab.validation import first_problem
 
 IMPLEMENTATIONS_FILE = "pqm4_implementations.yaml"  # in the project's params/ folder
 Operation = Literal["encaps", "decaps", "sign", "verify"]
@@ -113,5 +114,4 @@ def cycle_table(table: Pqm4Table, *, implementation: str = FASTEST, clock_mhz: f
                                           "controller_ms_per_message": float(controller_ms_per_message),
                                           "algorithms": entries})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ParamsError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}", field="device") from None
+        raise ParamsError(first_problem(exc).line(), field="device") from None

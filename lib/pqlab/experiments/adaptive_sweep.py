@@ -2,12 +2,12 @@
 
 Each point (baseline, k) is the mean amortised controller cost per report over all its timed checkpoints. The first
 trial runs every point at its minimum size; after each trial the spread measured so far says how many checkpoints
-the point needs for its 95 % interval to reach the target half-width (±3 % by default), and the next trial runs that
-need spread over the trials left — within a wall-time budget: when the budget is short, every point's share above
-its minimum shrinks by the same factor. Each trial runs in ``rounds`` rounds: in every round each point runs its
-share of the trial's checkpoints and each probe its share of its repetitions, in a seeded random order, so a shared
-machine whose speed changes over seconds is sampled at the same moments by every k and by the probes (one burst per
-point and trial would give each point the speed of its own moment).
+the point needs for its interval (at ``confidence``) to reach the target half-width (±3 % by default), and the next
+trial runs that need spread over the trials left — within a wall-time budget: when the budget is short, every
+point's share above its minimum shrinks by the same factor. Each trial runs in ``rounds`` rounds: in every round
+each point runs its share of the trial's checkpoints and each probe its share of its repetitions, in a seeded random
+order, so a shared machine whose speed changes over seconds is sampled at the same moments by every k and by the
+probes (one burst per point and trial would give each point the speed of its own moment).
 
 The probes measure Eq. 1's terms on the path itself, independently of the sweep's own timings: the controller's
 work per report and per checkpoint (ingest + checkpoint body + commit, with a fixed signature of the real length,

@@ -113,12 +113,6 @@ class ReportSource:
         return self.stamp(self.made - 1)
 
 
-def make_reports(path: str, keys: dict[bytes, bytes], total: int, rng: np.random.Generator,
-                 disclosure_tag: bool = True) -> list[bytes]:
-    """``total`` reports, round-robin over fast-path devices in epoch 1 (built before any timing starts)."""
-    return ReportSource(path, keys, total, rng, disclosure_tag).take(total)
-
-
 def framed(reports: list[bytes], k: int) -> list[list[bytes]]:
     """Batches of ``k`` reports, each as framed buffers of at most MAX_BATCH reports (one ``ingest`` call each)."""
     out = []

@@ -13,6 +13,7 @@ from matplotlib.ticker import LogLocator
 
 from pqlab.amort import amortisation as eq1
 from pqlab.figures import style
+from pqlab.stats import level
 
 _LINESTYLES = ("-", "--", ":", "-.")
 
@@ -31,8 +32,9 @@ def _k_grid(intervals: Sequence[int]) -> np.ndarray:
 
 def fig3_amortisation(points: pd.DataFrame, means: dict[str, eq1.CostInputs], path_terms: dict,
                       errors: dict[str, dict[str, tuple[float, float, float]]], intervals: Sequence[int],
-                      machine: str, path: str) -> plt.Figure:
-    """Fig. 3: the measured mean amortised cost per report with its 95 % interval at every k, over two Eq. 1
+                      machine: str, path: str, confidence: float) -> plt.Figure:
+    """Fig. 3: the measured mean amortised cost per report with its interval (at ``confidence``) at every k, over
+    two Eq. 1
     curves fed the cost study's means — as published (dashed) and with the path's own terms (solid); below, each
     point's relative error against both, with the median errors and their intervals in the legend."""
     style.apply()
@@ -50,7 +52,8 @@ def fig3_amortisation(points: pd.DataFrame, means: dict[str, eq1.CostInputs], pa
         mine = points[points["scheme"] == scheme].sort_values("k")
         bars = np.vstack([mine["measured_us"] - mine["measured_lo"], mine["measured_hi"] - mine["measured_us"]])
         ax.errorbar(mine["k"], mine["measured_us"], yerr=np.clip(bars, 0, None), fmt="o", color=colour,
-                    markersize=3.5, capsize=2.5, linewidth=0.9, label=f"{values.label} — measured mean, 95 % CI")
+                    markersize=3.5, capsize=2.5, linewidth=0.9,
+                    label=f"{values.label} — measured mean, {level(confidence)} CI")
         shifted = mine["k"].to_numpy(dtype=float) * 2 ** offsets[scheme]
         for column, marker, name in (("relative_error", "o", "as published"), ("relative_error_path", "s",
                                                                                  "path's terms")):
@@ -77,7 +80,8 @@ def fig3_amortisation(points: pd.DataFrame, means: dict[str, eq1.CostInputs], pa
     err.minorticks_off()
     err.set_xlabel("checkpoint interval k (records)")
     err.legend(fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False,
-               title="median relative error over k [95 % two-level bootstrap interval]", title_fontsize=6.5)
+               title=f"median relative error over k [{level(confidence)} two-level bootstrap interval]",
+               title_fontsize=6.5)
     fig.tight_layout()
     return fig
 

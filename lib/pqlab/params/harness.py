@@ -77,6 +77,9 @@ class ControlCycleParams(Strict):
     # each, so that a change in the host's state during the run (its caches, its other tenants) reaches every
     # configuration alike instead of the one that happened to run then
     rounds: int = Field(default=10, ge=1, le=100_000)
+    # the analysis: the percentile bootstrap of what evidence adds to a scan
+    bootstrap_resamples: int = Field(default=2000, ge=100, le=1_000_000)
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
 
     @model_validator(mode="after")
     def _rounds_fit(self) -> ControlCycleParams:
@@ -132,8 +135,9 @@ class AmortisationParams(Strict):
     trials: int = Field(default=3, ge=1, le=1000)          # sweep trials per point (paper: five)
     min_reports: int = Field(default=128, ge=1, le=10_000_000)     # per point over its trials: at least this many
     min_checkpoints: int = Field(default=4, ge=1, le=1_000_000)   # reports, and in each trial this many checkpoints
-    # adaptive sizing: each point's amortised mean to +-target_half_width_pct (95 % CI) within sweep_budget_s of
-    # wall time (probes included); points on the backends beside the main one (k first and last) to +-beside_...
+    # adaptive sizing: each point's amortised mean to +-target_half_width_pct (at `confidence`) within
+    # sweep_budget_s of wall time (probes included); points on the backends beside the main one (k first and last)
+    # to +-beside_...
     target_half_width_pct: float = Field(default=3.0, gt=0.0, le=100.0)
     beside_half_width_pct: float = Field(default=10.0, gt=0.0, le=100.0)
     sweep_budget_s: float = Field(default=100.0, gt=0.0, le=1e6)

@@ -11,10 +11,11 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from pqlab.case.config import AUTH_MODES, CACHE_MODES, TABLE1_NAMES
-from pqlab.config import NAME_MAX_CHARS, name_problem, read_yaml
+from pqlab.config import name_problem, read_yaml
 from pqlab.errors import ParamsError
 from pqlab.params.schema import StudyParams
 from pqlab.thread.config import FIGURE_ROLES
+from pqlab.validation import dotted, first_problem
 
 # Sections whose values may differ by profile (sample sizes); each holds its own ``profiles:`` block.
 # Values that several stages read live in ``inputs`` / ``framing`` and are copied where a model needs them.
@@ -173,17 +174,7 @@ def _located(loc: tuple[Any, ...], applied: dict[str, Any], chosen: str) -> str:
     """``loc`` as a dotted path, pointing into ``<section>.profiles.<profile>`` when the profile set it."""
     if len(loc) >= 2 and _has_path(applied, loc[:2]):  # the bad value came from the profile's override
         loc = (loc[0], "profiles", chosen, *loc[1:])
-    text = ""
-    for part in loc:
-        if part == "[key]":  # pydantic's marker: the error is in the mapping's key (a name), not its value
-            text += " (the name)"
-            continue
-        if not isinstance(part, int | str) or (isinstance(part, str) and not part.isprintable()):
-            part = repr(part)  # a key with a newline or control character stays on the one line
-        if isinstance(part, str) and len(part) > NAME_MAX_CHARS:
-            part = _short(part)
-        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
-    return text
+    return dotted(loc)
 
 
 def _validate(data: dict[str, Any], chosen: str, names: tuple[str, ...], source: str) -> StudyParams:
@@ -192,20 +183,11 @@ def _validate(data: dict[str, Any], chosen: str, names: tuple[str, ...], source:
     try:
         settings = StudyParams.model_validate(_yaml_lists_to_tuples(merged))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = tuple(first["loc"])
-        if not loc:  # a check across sections: its message names the fields
-            raise ParamsError(str(first["msg"]).removeprefix("Value error, "), field=source) from None
-        got = "" if first["type"] == "missing" else f" (got {_short(first.get('input'))})"
-        raise ParamsError(f"{_located(loc, applied, chosen)}: {first['msg']}{got}", field=source) from None
+        problem = first_problem(exc)  # no path: a check across sections, whose message names the fields
+        raise ParamsError(problem.line(_located(problem.loc, applied, chosen)), field=source) from None
     for loc, problem in _problems(settings):
         raise ParamsError(f"{_located(loc, applied, chosen)}: {problem}", field=source)
     return settings
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def resolve(data: dict[str, Any], profile: str | None = None, *, source: str = "params") -> StudyParams:

@@ -75,6 +75,9 @@ class ScalingParams(Strict):
     replay_rate_hz: float = Field(default=1.0, gt=0.0, le=1e6)    # the partitioned device's report rate
     replay_window_s: float = Field(default=3600.0, gt=0.0, le=1e7)  # "a one-hour backlog"
     replay_trials: int = Field(default=5, ge=1, le=100)
+    # the analysis: the percentile bootstrap of Table III's cost per report
+    bootstrap_resamples: int = Field(default=2000, ge=100, le=1_000_000)
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
 
     @model_validator(mode="after")
     def _ordered(self) -> ScalingParams:

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from pqlab.errors import InputError, MetricsMismatchError
 from pqlab.io import read_json
 from pqlab.typed_metrics import StageMetrics, stage_model
+from pqlab.validation import dotted, first_problem
 
 MISSING = object()
 
@@ -89,10 +90,6 @@ def number(value: Any) -> float | None:
     return float(value)
 
 
-def _error_key(error: dict[str, Any]) -> str:
-    return ".".join(str(p) for p in error["loc"]) or "(top level)"
-
-
 class MetricsTree:
     """The metrics files of one run under ``data/derived``, each read once and validated through the typed model
     of the stage that writes it (``stages``: metrics file -> stage; ``models``: stage -> its model)."""
@@ -125,10 +122,11 @@ class MetricsTree:
                     try:
                         loaded = model.model_validate(loaded).dump()
                     except ValidationError as exc:
-                        first = exc.errors()[0]
+                        problem = first_problem(exc)
                         raise MetricsMismatchError(
-                            f"`{_error_key(first)}`: {first['msg'].lower()} ({model.__name__}); rerun stage "
-                            f"`{self.stages[filename]}` (the file was written by another version of its study)",
+                            f"`{dotted(problem.loc) or '(top level)'}`: {problem.message.lower()} ({model.__name__}); "
+                            f"rerun stage `{self.stages[filename]}` (the file was written by another version of its "
+                            "study)",
                             field=filename) from None
                 self._documents[filename] = loaded
         return self._documents[filename]

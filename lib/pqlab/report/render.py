@@ -14,30 +14,35 @@ from pqlab.report.consistency import VERDICTS as CONSISTENCY_VERDICTS
 from pqlab.report.crosscheck import crosscheck_section
 from pqlab.report.libraries import libraries_section
 from pqlab.report.metrics import MetricsTree, describe_value, lookup_all
-from pqlab.report.schema import HARDWARE_TOLERANCE, Reference
+from pqlab.report.schema import BINOMIAL_CONFIDENCE, HARDWARE_TOLERANCE, Reference
 from pqlab.report.security import security_section
 from pqlab.report.verdicts import FINDINGS, VERDICT_ORDER, Verdict, in_pipeline, missing_file
+from pqlab.stats import level
 
 _KIND_MACHINE = {"simulation": "machine-independent (seeded simulation)", "model": "machine-independent (model)"}
-_LEGEND = (
-    "How each kind is judged. **exact** (bytes, counts, codes): equal to the paper at its printed precision; a "
-    "fraction of trials (\"150/150\") by its binomial interval for the trials this run has. **claim**: the paper's "
-    "statement, written as a predicate over this run's data, holds on that data (shown under *judged on*); a "
-    "statement with a number is judged against that number (±25 %, or the printed precision of an order of "
-    "magnitude). **estimate** (a model or simulation quantity): the paper's value lies inside this run's 95 % "
-    "interval — from this run's own samples (bootstrap, binomial, order statistics or Monte-Carlo spread) — "
-    "widened by half a unit of the paper's last printed digit; an interval wider than ±25 % of the paper's value is "
-    "**inconclusive**, not reproduced. **hardware** (a time, rate or memory figure of the paper's machine): divided "
-    "by a reference operation measured on both machines and compared within "
-    f"×{HARDWARE_TOLERANCE[0]:g}–{HARDWARE_TOLERANCE[1]:g}, only when the row and its reference spend their time on "
-    "the same resource (compiled code on the CPU, storage, a TPM, an interpreter) on both machines; otherwise it is "
-    "**not judged**, only shown with its plain ratio. **setting** rows restate a value this project configures "
-    "(trial and cycle counts, a generator's inputs): shown and checked, never counted. Every row carries its sample "
-    "size n; a row over zero trials or over fewer cells than the paper's differs, and a value over completed runs "
-    "differs when runs failed and the paper reports none. **measurement failed**: the study's own sanity checks caught "
-    "a contradiction in the numbers the row reads. **not run here**: the stage has not run, or the paper's library "
-    "is absent on this machine."
-)
+
+
+def _legend(levels: str) -> str:
+    """How each kind is judged; ``levels``: the estimates' interval levels in this run (the header lists them)."""
+    return (
+        "How each kind is judged. **exact** (bytes, counts, codes): equal to the paper at its printed precision; a "
+        f"fraction of trials (\"150/150\") by its {level(BINOMIAL_CONFIDENCE)} binomial interval for the trials this "
+        "run has. **claim**: the paper's statement, written as a predicate over this run's data, holds on that data "
+        "(shown under *judged on*); a statement with a number is judged against that number (±25 %, or the printed "
+        "precision of an order of magnitude). **estimate** (a model or simulation quantity): the paper's value lies "
+        f"inside this run's interval at its stage's `confidence` ({levels}) — from this run's own samples "
+        "(bootstrap, binomial, order statistics or Monte-Carlo spread) — widened by half a unit of the paper's last "
+        "printed digit; an interval wider than ±25 % of the paper's value is **inconclusive**, not reproduced. "
+        "**hardware** (a time, rate or memory figure of the paper's machine): divided by a reference operation "
+        f"measured on both machines and compared within ×{HARDWARE_TOLERANCE[0]:g}–{HARDWARE_TOLERANCE[1]:g}, only "
+        "when the row and its reference spend their time on the same resource (compiled code on the CPU, storage, a "
+        "TPM, an interpreter) on both machines; otherwise it is **not judged**, only shown with its plain ratio. "
+        "**setting** rows restate a value this project configures (trial and cycle counts, a generator's inputs): "
+        "shown and checked, never counted. Every row carries its sample size n; a row over zero trials or over fewer "
+        "cells than the paper's differs, and a value over completed runs differs when runs failed and the paper "
+        "reports none. **measurement failed**: the study's own sanity checks caught a contradiction in the numbers "
+        "the row reads. **not run here**: the stage has not run, or the paper's library is absent on this machine."
+    )
 
 
 def _cell(text: Any) -> str:
@@ -59,7 +64,7 @@ def _judged_on(r: Any) -> str:
     if r.kind == "estimate":
         parts = []
         if not pd.isna(r.ci_low):
-            parts.append(f"95 % CI {_fmt(r.ci_low)}–{_fmt(r.ci_high)}")
+            parts.append(f"{level(r.confidence)} CI {_fmt(r.ci_low)}–{_fmt(r.ci_high)}")
         if not pd.isna(r.ci_high_low):
             parts.append(f"high end {_fmt(r.ci_high_low)}–{_fmt(r.ci_high_high)}")
         if not pd.isna(r.n):
@@ -150,7 +155,7 @@ def _summary(reference: Reference, table: pd.DataFrame, consistency: pd.DataFram
     if provisional:
         lines += [f"**Provisional**: the simulation stages ran on a profile other than the paper's "
                   f"({', '.join(provisional)}); their estimates rest on fewer runs than the paper's and are "
-                  "provisional here — the paper profile's counts are the ones the README quotes.", ""]
+                  "provisional here — the paper profile's counts are the ones to quote.", ""]
     if len(extra):
         lines += [f"{len(extra)} sensitivity rows (model variants and assumption sets: {_counts(extra['verdict'])}) "
                   "are listed in their own table below and never change a main verdict.", ""]
@@ -210,6 +215,7 @@ def _header(reference: Reference, tree: MetricsTree, pipeline: Callable[[str], b
     lines = ["## This run", ""]
     profiles: dict[str, list[str]] = {}
     machines: dict[str, list[str]] = {}
+    levels: dict[str, list[str]] = {}
     rows = ["| stage | kind | metrics file | profile | sample sizes | machine | raw samples from |",
             "|---|---|---|---|---|---|---|"]
     for name, spec in reference.stages.items():
@@ -221,6 +227,8 @@ def _header(reference: Reference, tree: MetricsTree, pipeline: Callable[[str], b
         profile = document.get("profile")
         profile_text = str(profile) if profile else "not recorded"
         profiles.setdefault(profile_text, []).append(name)
+        if isinstance(document.get("confidence"), float):
+            levels.setdefault(level(document["confidence"]), []).append(name)
         machine = _KIND_MACHINE.get(spec.kind)
         if machine is None:
             machine = str(document.get("cpu_model") or "not recorded")
@@ -246,7 +254,9 @@ def _header(reference: Reference, tree: MetricsTree, pipeline: Callable[[str], b
     lines += ["When, and from which commit, this report was built: `data/derived/report_run.json` (kept out of this "
               "file so that the same metrics give the same bytes). Published values come from "
               "`params/paper_reference.yaml` and are used only here; `paper_figs/report_rows.csv` holds every row "
-              "in machine-readable form.", "", *rows, "", _LEGEND, ""]
+              "in machine-readable form.", "", *rows, "",
+              _legend("; ".join(f"{shown}: {', '.join(names)}" for shown, names in sorted(levels.items()))
+                      or "no stage with intervals has run"), ""]
     return lines
 
 

@@ -1,7 +1,7 @@
 """``paper_figs/report_rows.csv``: every row of REPORT.md in machine-readable form, so two machines' reports diff.
 
 One line per row; a range is two lines, ``<id>#low`` and ``<id>#high``, each with its own paper value, this run's
-value and that end's 95 % interval (estimates), both carrying the row's verdict and reason.
+value and that end's interval (estimates; ``confidence`` its level), both carrying the row's verdict and reason.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pandas as pd
 
 COLUMNS = ["id", "paper", "where", "claim", "kind", "table", "unit", "paper_value", "here_value", "here_low",
-           "here_high", "normalised", "n", "failure_rate", "cells_here", "cells_paper", "verdict", "reason",
-           "produced_by", "sensitivity", "main"]
+           "here_high", "confidence", "normalised", "n", "failure_rate", "cells_here", "cells_paper", "verdict",
+           "reason", "produced_by", "sensitivity", "main"]
 
 
 def rows_csv(table: pd.DataFrame) -> pd.DataFrame:
@@ -18,7 +18,8 @@ def rows_csv(table: pd.DataFrame) -> pd.DataFrame:
     lines = []
     for r in table.itertuples():
         common = {"paper": r.paper_id, "where": r.where, "claim": r.claim, "kind": r.kind, "table": r.table,
-                  "unit": r.unit, "normalised": r.normalised, "n": r.n, "failure_rate": r.failure_rate,
+                  "unit": r.unit, "confidence": r.confidence, "normalised": r.normalised, "n": r.n,
+                  "failure_rate": r.failure_rate,
                   "cells_here": r.cells_here, "cells_paper": r.cells_paper, "verdict": r.verdict, "reason": r.why,
                   "produced_by": r.produced_by, "sensitivity": r.sensitivity, "main": r.main}
         if pd.notna(r.paper_low):

@@ -3,10 +3,12 @@ references that normalise hardware rows, the papers' own consistency checks, cov
 
 Kinds (``kind:``), each judged its own way by :mod:`pqlab.report.verdicts`:
 
-* ``exact`` — bytes, counts, codes, fractions of trials: equal to the paper at its printed precision.
+* ``exact`` — bytes, counts, codes: equal to the paper at its printed precision; a fraction of trials by its
+  exact binomial interval at :data:`BINOMIAL_CONFIDENCE`.
 * ``claim`` — the paper's statement as a ``predicate`` over this run's ``data``; the report shows that data.
-* ``estimate`` — a model or simulation quantity: the paper's value inside this run's 95 % interval (``ci``, from the
-  run's own samples) widened by half a unit of the paper's last printed digit.
+* ``estimate`` — a model or simulation quantity: the paper's value inside this run's interval (``ci``, from the
+  run's own samples, at the ``confidence`` its stage's metrics record) widened by half a unit of the paper's last
+  printed digit.
 * ``hardware`` — a time, rate or memory figure of the paper's machine: never judged alone; with a ``reference``
   operation measured on both machines (or ``normalised: true`` for a ratio of two such figures) the normalised
   value is judged within :data:`HARDWARE_TOLERANCE` — only when the row and its reference spend their time on the
@@ -41,8 +43,10 @@ from pqlab.config import read_yaml
 from pqlab.errors import ParamsError
 from pqlab.report.expressions import ExpressionError, names
 from pqlab.typed_metrics import StageMetrics, declared, stage_model
+from pqlab.validation import first_problem
 
 HARDWARE_TOLERANCE = (0.8, 1.25)   # normalised here/paper of a hardware row: at most ±25 %
+BINOMIAL_CONFIDENCE = 0.95         # the report's own interval of a fraction of trials ("150/150")
 MAX_RELATIVE_TOLERANCE = 0.25
 KINDS = ("exact", "claim", "estimate", "hardware", "setting")
 # what a time is spent on, and where: cpu:C, storage:C, python, tpm:F
@@ -214,7 +218,7 @@ class Quantity(_Frozen):
     expr: str | None = None               # this run's value derived from ``data`` (instead of ``metric`` alone)
     data: dict[str, str] = Field(default_factory=dict)   # name -> key: the data a predicate or expr reads
     predicate: str | None = None          # claim: the paper's statement over ``data``
-    ci: tuple[str, str] | None = None     # estimate: keys of the 95 % interval (of the low end for a range)
+    ci: tuple[str, str] | None = None     # estimate: keys of the interval (of the low end for a range)
     ci_high: tuple[str, str] | None = None   # estimate: interval of a range's high end
     bound: Literal["<", "<=", ">", ">="] | None = None   # the paper states a bound, not a point
     resolution: float | None = Field(default=None, ge=0.0)  # overrides half a unit of the last printed digit
@@ -264,7 +268,7 @@ class Quantity(_Frozen):
             raise ValueError(f"a predicate belongs to a claim, not to a {self.kind} row")
         if self.kind == "estimate":
             if self.ci is None or (is_range and self.ci_high is None):
-                raise ValueError("an estimate needs ci (and ci_high for a range): this run's 95 % interval")
+                raise ValueError("an estimate needs ci (and ci_high for a range): this run's interval")
             if None in numbers:
                 raise ValueError("an estimate's value is a number")
         elif self.ci is not None or self.ci_high is not None:
@@ -640,8 +644,8 @@ def load_reference(path: Path, models: ModelLookup = stage_model) -> Reference:
         reference = Reference.model_validate(raw)
         _check_references(reference, models)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ParamsError(f"{_locate(raw, tuple(first['loc']))}: {first['msg']}", field=str(path)) from exc
+        problem = first_problem(exc)
+        raise ParamsError(f"{_locate(raw, problem.loc)}: {problem.message}", field=str(path)) from exc
     except ValueError as exc:
         raise ParamsError(str(exc), field=str(path)) from exc
     return reference

@@ -27,7 +27,8 @@ from scipy import stats
 from pqlab.errors import MetricsMismatchError
 from pqlab.report.expressions import ExpressionError, evaluate
 from pqlab.report.metrics import MISSING, MetricsTree, absence, describe_value, lookup, lookup_all, number, parent
-from pqlab.report.schema import HARDWARE_TOLERANCE, Printed, Quantity, Reference, resolve
+from pqlab.report.schema import BINOMIAL_CONFIDENCE, HARDWARE_TOLERANCE, Printed, Quantity, Reference, resolve
+from pqlab.stats import level
 
 # Backends whose name differs from how the paper names its library but that are the same code.
 _SAME_LIBRARY = {"hashlib": "OpenSSL (C)", "libcrypto": "OpenSSL (C)", "native": "OpenSSL (C)", "openssl": "openssl"}
@@ -59,8 +60,9 @@ class Outcome:
     reasons: tuple[str, ...]
     here: Any = None                     # this run's value (a range's low end); a claim's primary datum
     here_high: float | None = None       # a range's high end
-    interval: tuple[float, float] | None = None        # the 95 % interval of the value (or of the low end)
+    interval: tuple[float, float] | None = None        # the interval of the value (or of the low end)
     interval_high: tuple[float, float] | None = None   # of a range's high end
+    confidence: float | None = None                    # the intervals' level
     normalised: float | None = None      # hardware: (here / here's reference) / (paper / paper's reference)
     data: dict[str, Any] = field(default_factory=dict)  # what a claim or derived value was evaluated on
     n: float | None = None
@@ -381,9 +383,19 @@ def _sample_size(q: Quantity, reader: _Reader) -> float | None:
 
 
 def _binomial(successes: int, trials: int) -> tuple[float, float]:
-    """The exact (Clopper–Pearson) 95 % interval of a fraction of trials (scipy)."""
-    ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=0.95, method="exact")
+    """The exact (Clopper–Pearson) interval of a fraction of trials at :data:`BINOMIAL_CONFIDENCE` (scipy)."""
+    ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=BINOMIAL_CONFIDENCE, method="exact")
     return float(ci.low), float(ci.high)
+
+
+def _confidence(q: Quantity, reader: _Reader) -> float:
+    """The level of the intervals in the row's metrics file (``confidence``, its stage's parameter)."""
+    document = reader.tree.document(q.metrics_file)
+    value = document.get("confidence") if isinstance(document, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise MetricsMismatchError(f"row {q.id}: an estimate's metrics file records no `confidence` (the level of "
+                                   "its intervals); rerun its stage", field=q.metrics_file)
+    return float(value)
 
 
 def _band(paper: float, fraction: bool) -> tuple[float, float] | None:
@@ -405,8 +417,9 @@ def _too_wide(end: Printed, interval: tuple[float, float], fraction: bool = Fals
 
 
 def _estimate(q: Quantity, reader: _Reader, ends: tuple[Printed | None, ...]
-              ) -> tuple[Verdict, list[str], tuple | None, tuple | None]:
+              ) -> tuple[Verdict, list[str], tuple | None, tuple | None, float]:
     interval = _interval(reader, q.ci, q.scale)
+    confidence = _confidence(q, reader)
     interval_high = _interval(reader, q.ci_high, q.scale) if q.is_range else None
     checks = [(ends[0], interval, "")] + ([(ends[1], interval_high, "high end ")] if q.is_range else [])
     verdict, reasons = Verdict.REPRODUCED, []
@@ -418,15 +431,16 @@ def _estimate(q: Quantity, reader: _Reader, ends: tuple[Printed | None, ...]
             reasons.append(f"{label}no interval: this run's samples give none")
         elif not _inside(end.value, iv, end.half_unit):
             verdict = Verdict.DIFFERS
-            reasons.append(f"{label}paper {end.text} outside this run's 95 % interval "
+            reasons.append(f"{label}paper {end.text} outside this run's {level(confidence)} interval "
                            f"{_fmt(iv[0])}–{_fmt(iv[1])} (widened by ±{end.half_unit:g} for its rounding)")
         elif _too_wide(end, iv, fraction):
             if verdict is Verdict.REPRODUCED:
                 verdict = Verdict.INCONCLUSIVE
-            reasons.append(f"{label}paper {end.text} inside this run's 95 % interval {_fmt(iv[0])}–{_fmt(iv[1])}, "
+            reasons.append(f"{label}paper {end.text} inside this run's {level(confidence)} interval "
+                           f"{_fmt(iv[0])}–{_fmt(iv[1])}, "
                            "which is wider than ±25 % of it: too few samples to tell a difference (the paper "
                            "profile's runs narrow it)")
-    return verdict, reasons, interval, interval_high
+    return verdict, reasons, interval, interval_high, confidence
 
 
 def _fraction(q: Quantity, end: Printed, here: float, n: float | None) -> tuple[Verdict, list[str], tuple | None]:
@@ -437,13 +451,15 @@ def _fraction(q: Quantity, end: Printed, here: float, n: float | None) -> tuple[
     successes = round(here * trials)
     interval = _binomial(successes, trials)
     if not _inside(end.value, interval, end.half_unit):
-        return Verdict.DIFFERS, [f"{successes}/{trials} here: the paper's {end.text} is outside its 95 % binomial "
-                                 f"interval {interval[0]:.3g}–{interval[1]:.3g}"], interval
+        return Verdict.DIFFERS, [f"{successes}/{trials} here: the paper's {end.text} is outside its "
+                                 f"{level(BINOMIAL_CONFIDENCE)} binomial interval "
+                                 f"{interval[0]:.3g}–{interval[1]:.3g}"], interval
     if _too_wide(end, interval, fraction=True):
-        return Verdict.INCONCLUSIVE, [f"{successes}/{trials} here: the paper's {end.text} is inside its 95 % binomial "
-                                      f"interval {interval[0]:.3g}–{interval[1]:.3g}, which is wider than ±25 %: "
+        return Verdict.INCONCLUSIVE, [f"{successes}/{trials} here: the paper's {end.text} is inside its "
+                                      f"{level(BINOMIAL_CONFIDENCE)} binomial interval "
+                                      f"{interval[0]:.3g}–{interval[1]:.3g}, which is wider than ±25 %: "
                                       "too few trials to tell"], interval
-    return Verdict.REPRODUCED, [f"{successes}/{trials} here, 95 % binomial interval "
+    return Verdict.REPRODUCED, [f"{successes}/{trials} here, {level(BINOMIAL_CONFIDENCE)} binomial interval "
                                 f"{interval[0]:.3g}–{interval[1]:.3g}"], interval
 
 
@@ -501,7 +517,7 @@ def _judge(q: Quantity, reader: _Reader, stage: str, note: tuple[str, ...]) -> O
         return Outcome(Verdict.NOT_JUDGED, (f"the complement of {q.complement} (100 % minus it): a share and its "
                                             "complement are one finding, judged once there", *note), **base)
     reasons: list[str] = []
-    interval = interval_high = normalised = None
+    interval = interval_high = normalised = confidence = None
     if n is not None and n <= 0:
         return Outcome(Verdict.DIFFERS, ("over zero trials: a value computed from no sample (a sum over nothing is "
                                          "0, an all() over nothing true) is no result", *note), **base)
@@ -522,6 +538,7 @@ def _judge(q: Quantity, reader: _Reader, stage: str, note: tuple[str, ...]) -> O
     ends = q.ends
     if q.kind == "exact" and ends[0] is not None and not q.is_range and _FRACTION.match(ends[0].text) and q.n:
         verdict, why, interval = _fraction(q, ends[0], float(number(here) or 0.0), n)
+        confidence = BINOMIAL_CONFIDENCE
         reasons += why
     elif q.kind == "exact":
         ok, why = _exact(q, here, ends[0], q.value if not q.is_range else q.value[0])
@@ -533,7 +550,7 @@ def _judge(q: Quantity, reader: _Reader, stage: str, note: tuple[str, ...]) -> O
         if ok and q.rounding == "truncate":
             reasons.append("exact after truncation: the paper drops digits here (consistency table)")
     elif q.kind == "estimate":
-        verdict, why, interval, interval_high = _estimate(q, reader, ends)
+        verdict, why, interval, interval_high, confidence = _estimate(q, reader, ends)
         reasons += why
     elif q.kind == "claim":
         try:
@@ -577,7 +594,7 @@ def _judge(q: Quantity, reader: _Reader, stage: str, note: tuple[str, ...]) -> O
     library = _library_reason(tree, q.paper_library, backend)
     reasons += [library] if library else []
     return Outcome(verdict, (*reasons, *note), interval=interval, interval_high=interval_high,
-                   normalised=normalised, **base)
+                   confidence=confidence, normalised=normalised, **base)
 
 
 def _mark(q: Quantity, reader: _Reader, verdict: Verdict, reasons: list[str]) -> Verdict:
@@ -605,8 +622,8 @@ def _mark(q: Quantity, reader: _Reader, verdict: Verdict, reasons: list[str]) ->
 
 COLUMNS = ["id", "paper_id", "where", "claim", "quantity", "source", "kind", "unit", "paper", "paper_value",
            "paper_low", "paper_high", "here", "here_high", "here_text", "ci_low", "ci_high", "ci_high_low",
-           "ci_high_high", "normalised", "ratio", "data", "n", "failure_rate", "cells_here", "cells_paper",
-           "verdict", "why", "produced_by", "table", "sensitivity", "main", "setting_matches"]
+           "ci_high_high", "confidence", "normalised", "ratio", "data", "n", "failure_rate", "cells_here",
+           "cells_paper", "verdict", "why", "produced_by", "table", "sensitivity", "main", "setting_matches"]
 
 
 def _paper_text(q: Quantity) -> str:
@@ -668,6 +685,7 @@ def collect(reference: Reference, tree: MetricsTree | Path,
             "ci_low": o.interval[0] if o.interval else None, "ci_high": o.interval[1] if o.interval else None,
             "ci_high_low": o.interval_high[0] if o.interval_high else None,
             "ci_high_high": o.interval_high[1] if o.interval_high else None,
+            "confidence": o.confidence if o.interval or o.interval_high else None,
             "normalised": o.normalised,
             "ratio": here_number / point if here_number is not None and point else None,
             "data": "; ".join(f"{k} = {_fmt(v)}" for k, v in o.data.items()),

@@ -100,7 +100,8 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     table, model = analysis.table2(compared, means, cfg), analysis.model_table(inputs, cfg)
     detection, curve = analysis.omission_table(omission), analysis.curve_csv(compared)
     cpu, used = raw_metadata["cpu_model"], raw_metadata["controller_path"]["used"]
-    figures = {"fig3_amortisation": fig3_amortisation(compared, means, path_inputs, errors, cfg.intervals, cpu, used),
+    figures = {"fig3_amortisation": fig3_amortisation(compared, means, path_inputs, errors, cfg.intervals, cpu, used,
+                                                      cfg.confidence),
                "fig4_tradeoff": fig4_tradeoff(inputs, cfg.rates, cfg.intervals, cpu),
                "amortisation_sensitivity": amortisation_sensitivity(sensitivity, sensitivity_points, cpu, used)}
     tables = {"table2_amortised": table, "amortisation_model": model, "amortisation_by_backend": claims,

@@ -12,7 +12,7 @@ from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, RawSource, Sanity, StageMetrics, validated
+from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, Sanity, validated
 
 STAGE = "control_cycle"
 RAW = raw_samples.spec(STAGE)
@@ -26,7 +26,7 @@ class Percentiles(MetricsNode):
 
 
 class AddedCost(MetricsNode):
-    """Execution time a configuration adds over the baseline: median difference and its 95 % interval."""
+    """Execution time a configuration adds over the baseline: median difference and its interval."""
 
     median: float
     ci: list[float]
@@ -70,7 +70,7 @@ class Scheduling(MetricsNode):
     steal_ms: dict[str, float | None]
 
 
-class ControlCycleMetrics(StageMetrics):
+class ControlCycleMetrics(IntervalMetrics):
     host: str
     period_us: float
     deadline_us: float
@@ -111,7 +111,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     cost = control_cycle.per_scan_cost(samples, cfg)
     warm = {int(tags): us for tags, us in raw_metadata["back_to_back_evidence_us"].items()}
     cost["back_to_back_evidence_p50_us"] = [warm.get(int(t), 0.0) for t in cost["tags"]]
-    added = control_cycle.added_cost(samples, cfg, seed=settings.seed)
+    added = control_cycle.added_cost(samples, cfg, settings.seed)
     if len(added):
         over_scan = added[added["over"] == 0]
         cost = cost.merge(over_scan[["tags", "added_us", "added_lo_us", "added_hi_us"]], on="tags", how="left")

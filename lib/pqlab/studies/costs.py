@@ -11,7 +11,7 @@ from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet, rounded
 from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
 
 STAGE = "costs"
 RAW = raw_samples.spec(STAGE)
@@ -40,7 +40,7 @@ class BackendSign(MetricsNode):
 
 
 class ReferenceOperation(MetricsNode):
-    """A Table I symmetric row timed in a C loop (the paper's method): median and p99 with 95 % intervals."""
+    """A Table I symmetric row timed in a C loop (the paper's method): median and p99 with their intervals."""
 
     median_us: float
     median_lo_us: float
@@ -82,7 +82,7 @@ class MachineInfo(MetricsNode):
     frequency_governor: str | None
 
 
-class CostsMetrics(StageMetrics):
+class CostsMetrics(IntervalMetrics):
     """``costs_metrics.json``: Table I per operation id, the per-report primitives timed in C, signing per
     backend, the backend comparison, the harness overhead, the machine and which backends it has."""
 
@@ -116,7 +116,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     comparison = cost_analysis.compare_all_backends(raw, [settings.costs.comparison_signer, *settings.costs.signers])
     table = cost_analysis.table1(stats)
     headline = cost_analysis.metrics(stats, comparison, metadata) | {
-        "cpu_model": metadata["cpu_model"], "profile": settings.profile,
+        "cpu_model": metadata["cpu_model"], "profile": settings.profile, "confidence": settings.costs.confidence,
         "raw_samples": raw_samples.source(raw_metadata),
         "machine": {key: metadata[key] for key in ("cpu_count", "platform", "frequency_governor")},
         # which post-quantum backends the measuring machine has (REPORT.md says "liboqs absent", not a blank)

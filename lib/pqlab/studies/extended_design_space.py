@@ -94,7 +94,7 @@ METRICS = ExtendedDesignSpaceMetrics
 
 
 def metrics(space: pd.DataFrame, fronts: pd.DataFrame, gone: pd.DataFrame, off: pd.DataFrame) -> dict:
-    """The numbers the README and the notebook quote."""
+    """The numbers docs/case-design-space.md and the notebook quote."""
     new = space[~space["in_paper_space"]]
     out = {
         "points": len(space), "paper_points": int(space["in_paper_space"].sum()), "new_points": len(new),

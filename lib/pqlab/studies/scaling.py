@@ -12,7 +12,7 @@ from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
 
 STAGE = "scaling"
 RAW = raw_samples.spec(STAGE)
@@ -24,6 +24,8 @@ class Table3Row(MetricsNode):
     """One Table III identity count: controller cost, checkpoint size, bytes per report, verification, memory."""
 
     us_per_report: float
+    us_per_report_lo: float     # the median's percentile-bootstrap interval over trials (at `confidence`)
+    us_per_report_hi: float
     checkpoint_octets: int
     checkpoint_kib: float
     bytes_per_report: float
@@ -91,7 +93,7 @@ class RekeyParts(MetricsNode):
     method: str
 
 
-class ScalingMetrics(StageMetrics):
+class ScalingMetrics(IntervalMetrics):
     """``scaling_metrics.json``: Table III per identity count, the byte parts, the size budget, isolation and
     re-keying per fleet, partition replay, and the controller path that ran."""
 
@@ -124,7 +126,8 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     table3 = analysis.summarise(trials, settings, parts)
     layouts, crossing = analysis.budget(parts, settings.scaling.size_budget_octets)
     iso, replay_summary = isolation.isolation_table(counts, rekeying), isolation.replay_table(replay)
-    provenance = {key: raw_metadata[key] for key in PROVENANCE} | {"profile": settings.profile}
+    provenance = {key: raw_metadata[key] for key in PROVENANCE} | {"profile": settings.profile,
+                                                                   "confidence": settings.scaling.confidence}
     headline = validated(ScalingMetrics, analysis.metrics(table3, parts, crossing, iso, replay_summary, provenance,
                                                           rekeying)
                          | {"cpu_model": raw_metadata["cpu_model"], "raw_samples": raw_samples.source(raw_metadata)})

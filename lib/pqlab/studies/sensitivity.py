@@ -13,7 +13,7 @@ from pqlab.studies.result import StudyResult
 from pqlab.thread import analysis, sweeps
 from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.sweep_intervals import sweep_intervals
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
 
 STAGE = "sensitivity"
 RAW = raw_samples.spec(STAGE)
@@ -83,7 +83,7 @@ class SegmentSpan(MetricsNode):
     slower_max_pct: float | None
 
 
-class SensitivityMetrics(StageMetrics):
+class SensitivityMetrics(IntervalMetrics):
     """``sensitivity_metrics.json``: §VII's numbers as its sentences group the cells, every Fig. 4 cell with its
     intervals, and the ranges with the cells they span."""
 
@@ -122,8 +122,10 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     pull = sweeps.interference_table(stats, "pull", threshold)
     timers = sweeps.timer_table(stats, threshold)
     segments = sweeps.segment_table(stats, sens.segments.reference_payload, threshold)
-    metrics = {"profile": settings.profile, **sweeps.metrics(sens, thread.ratio_hops, ipv6, pull, timers, segments),
-               **sweep_intervals(table, stats, sens, thread.ratio_hops, thread.bootstrap_resamples, settings.seed),
+    metrics = {"profile": settings.profile, "confidence": thread.confidence,
+               **sweeps.metrics(sens, thread.ratio_hops, ipv6, pull, timers, segments),
+               **sweep_intervals(table, stats, sens, thread.ratio_hops, thread.bootstrap_resamples, thread.confidence,
+                                 settings.seed),
                "raw_samples": raw_samples.source(raw_metadata)}
     config = thread.figure_configs[sens.role]
     fig4 = fig4_sensitivity(ipv6, pull, timers, config=config, hops=sens.interference.hops,

@@ -39,7 +39,8 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     compute = None if compute is None else {name: tuple(ms) for name, ms in compute.items()}
     metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings)
     summaries: dict[str, pd.DataFrame] = {}
-    metrics: dict = {"profile": settings.profile, "model": intervals.model_parameters(params),
+    metrics: dict = {"profile": settings.profile, "confidence": params.confidence,
+                     "model": intervals.model_parameters(params),
                      "raw_samples": raw_samples.source(raw_metadata)}
     for variant in VARIANTS:
         vp, table = variant_params(params, variant), frames[f"thread_grid{suffix(variant)}.parquet"]
@@ -49,7 +50,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
         summaries[variant] = summary
         metrics[variant] = analysis.headline(summary, vp)
         metrics[variant].update(intervals.headline_intervals(
-            table, summary, vp, ThreadParams.model_fields["runs"].default, params.bootstrap_resamples))
+            table, summary, vp, ThreadParams.model_fields["runs"].default))
         # as run: with fitting_under_every_transport the grid counts B and C1 under three labels (the paper's
         # 432,000), while the summary and the headline numbers count them once
         metrics[variant].update(scenarios=int(table["point_id"].nunique()), handshakes=len(table))

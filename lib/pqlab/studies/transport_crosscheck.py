@@ -22,7 +22,7 @@ from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
 from pqlab.thread import analysis as thread_analysis
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
 
 STAGE = "transport_crosscheck"
 RAW = raw_samples.spec(STAGE)
@@ -77,7 +77,7 @@ class Claims(MetricsNode):
     ns3_runs: int                        # every ns-3 run of the stage, those included
 
 
-class CrosscheckMetrics(StageMetrics):
+class CrosscheckMetrics(IntervalMetrics):
     runs_per_scenario: int
     transfer_runs: int
     ns3_version: str
@@ -229,7 +229,8 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     params_table = parameters(settings, used)
     judged = claims(compared, transfers, cross.agreement_pct, lifs_us)
     metrics = {
-        "profile": settings.profile, "runs_per_scenario": cross.runs, "transfer_runs": cross.transfer_runs,
+        "profile": settings.profile, "confidence": thread.confidence, "runs_per_scenario": cross.runs,
+        "transfer_runs": cross.transfer_runs,
         "ns3_version": used.get("ns3_version", "unknown"),
         "ns3_used": {k: v for k, v in used.items() if k != "ns3_version"},
         "claims": judged,

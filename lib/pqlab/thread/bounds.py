@@ -175,8 +175,3 @@ def slack_bound(ipv6: LossFree, block: LossFree, params: ThreadParams, tail: flo
             "t_clean_ipv6_s": t_clean, "t_clean_block_s": t_block, "t_max_s": t_max, "slack_s": slack,
             "ratio_ceiling": t_max / t_block if t_block > 0 else math.nan}
 
-
-def needed_delay(ratio: float, bound: dict) -> float:
-    """Extra delay the IPv6 handshake needs over its loss-free time to be ``ratio`` times the block one."""
-    return ratio * bound["t_clean_block_s"] - bound["t_clean_ipv6_s"]
-

@@ -1,4 +1,5 @@
-"""95 % intervals for the §VI headline numbers, from the grid's own runs, and the model parameters the run used.
+"""Intervals (at ``thread.confidence``) for the §VI headline numbers, from the grid's own runs, and the model
+parameters the run used.
 
 The report judges a simulated number by whether the paper's value lies inside this run's interval, so every
 number it reads gets one here: a median's percentile bootstrap (per scenario, from ``summarise``); a ratio or
@@ -22,10 +23,8 @@ from pqlab.thread.bounds import timers
 from pqlab.thread.config import ThreadParams
 from pqlab.thread.model import MESSAGES
 
-CONFIDENCE = 0.95
 
-
-def binomial_ci(failures: int, runs: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+def binomial_ci(failures: int, runs: int, confidence: float) -> tuple[float, float]:
     """Exact (Clopper–Pearson) interval of a failure probability."""
     if runs <= 0:
         return float("nan"), float("nan")
@@ -68,23 +67,24 @@ def _span(prefix: str, cells: list[tuple[float, float | None, float | None]]) ->
     return out
 
 
-def bootstrap_ci(values: np.ndarray, statistic, resamples: int, seed: int) -> tuple[float | None, float | None]:
+def bootstrap_ci(values: np.ndarray, statistic, resamples: int, confidence: float,
+                 seed: int) -> tuple[float | None, float | None]:
     """Percentile-bootstrap interval of ``statistic`` (np.mean, np.median) of ``values`` (None without values)."""
     data = np.asarray(values, dtype=np.float64)
     if data.size == 0:
         return None, None
     if data.size == 1 or np.ptp(data) == 0:
         return float(data[0]), float(data[0])
-    boot = stats.bootstrap((data,), statistic, n_resamples=resamples, confidence_level=CONFIDENCE,
+    boot = stats.bootstrap((data,), statistic, n_resamples=resamples, confidence_level=confidence,
                            method="percentile", rng=np.random.default_rng(seed))
     return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
 
 
-def expected_with_failures(rows: pd.DataFrame, target_runs: int) -> tuple[float, float]:
+def expected_with_failures(rows: pd.DataFrame, target_runs: int, confidence: float) -> tuple[float, float]:
     """Interval of the expected number of scenarios with at least one failure in ``target_runs`` runs each."""
     lo = hi = 0.0
     for r in rows.itertuples():
-        p_lo, p_hi = binomial_ci(int(r.failures), int(r.runs))
+        p_lo, p_hi = binomial_ci(int(r.failures), int(r.runs), confidence)
         lo += 1.0 - (1.0 - p_lo) ** target_runs
         hi += 1.0 - (1.0 - p_hi) ** target_runs
     return lo, hi
@@ -96,10 +96,10 @@ def _names(codes: pd.Series) -> dict[str, int]:
             for c, n in sorted(counts.items())}
 
 
-def headline_intervals(table: pd.DataFrame, summary: pd.DataFrame, params: ThreadParams, target_runs: int,
-                       resamples: int) -> dict:
-    """The intervals, cell counts and scopes of the §VI headline numbers of one variant's grid."""
-    roles = params.figure_configs
+def headline_intervals(table: pd.DataFrame, summary: pd.DataFrame, params: ThreadParams, target_runs: int) -> dict:
+    """The intervals (``params.confidence``, ``params.bootstrap_resamples``), cell counts and scopes of the §VI
+    headline numbers of one variant's grid."""
+    roles, resamples, confidence = params.figure_configs, params.bootstrap_resamples, params.confidence
     quiet, noisy = params.figure_scenarios["quiet"], params.figure_scenarios["interference"]
     d3, c5 = roles.get("drop_in", ""), roles.get("smallest", "")
     out: dict = {"target_runs": target_runs}
@@ -129,7 +129,7 @@ def headline_intervals(table: pd.DataFrame, summary: pd.DataFrame, params: Threa
         mine = table[(table["config"] == d3) & (table["hops"] == h) & (table["loss"] == quiet)
                      & (table["transport"] == "ipv6") & ~table["sleepy"]]
         out[f"drop_in_spurious_{h}hop_none_lo"], out[f"drop_in_spurious_{h}hop_none_hi"] = bootstrap_ci(
-            mine["spurious"].to_numpy(), np.mean, resamples, params.seed + 7919 * (i + 1))
+            mine["spurious"].to_numpy(), np.mean, resamples, confidence, params.seed + 7919 * (i + 1))
     # D3 under heavy Wi-Fi by transport and hop count (Fig. 2a: "from two hops on it is the slowest")
     by_hop = {}
     for h in params.hops:
@@ -146,7 +146,7 @@ def headline_intervals(table: pd.DataFrame, summary: pd.DataFrame, params: Threa
                      & table["transport"].isin(["datagram", "block"]) & table["ok"]]
         mine = mine[mine["transport"] == mine["transport"].iloc[0]] if len(mine) else mine
         lo, hi = bootstrap_ci((mine["device_tx_ms"] + mine["device_rx_ms"]).to_numpy(), np.median, resamples,
-                              params.seed + 104729 * (i + 1))
+                              confidence, params.seed + 104729 * (i + 1))
         out[f"radio_1hop_none_{role}_lo_ms"], out[f"radio_1hop_none_{role}_hi_ms"] = lo, hi
     # pull segmentation vs block transfer over every segmented scenario
     keys = ["config", "hops", "loss", "sleepy"]
@@ -179,28 +179,30 @@ def headline_intervals(table: pd.DataFrame, summary: pd.DataFrame, params: Threa
         worst = sed.loc[sed["failure_rate"].idxmax()]
         out["sed_ipv6_heavy_max_failure_config"] = str(worst["config"])
         out["sed_ipv6_heavy_max_failure_hops"] = int(worst["hops"])
-        cis = [binomial_ci(int(r.failures), int(r.runs)) for r in sed.itertuples()]
+        cis = [binomial_ci(int(r.failures), int(r.runs), confidence) for r in sed.itertuples()]
         out["sed_ipv6_heavy_max_failure_rate_lo"] = max(c[0] for c in cis)
         out["sed_ipv6_heavy_max_failure_rate_hi"] = max(c[1] for c in cis)
         mine = sed[sed["config"] == d3]
-        rates = [(float(r.failure_rate), *binomial_ci(int(r.failures), int(r.runs))) for r in mine.itertuples()]
+        rates = [(float(r.failure_rate), *binomial_ci(int(r.failures), int(r.runs), confidence))
+                 for r in mine.itertuples()]
         out["sed_ipv6_heavy_drop_in_max_failure_rate"] = max(r[0] for r in rates) if rates else None
         out["sed_ipv6_heavy_drop_in_max_failure_rate_lo"] = max(r[1] for r in rates) if rates else None
         out["sed_ipv6_heavy_drop_in_max_failure_rate_hi"] = max(r[2] for r in rates) if rates else None
-        lo, hi = expected_with_failures(sed, target_runs)
+        lo, hi = expected_with_failures(sed, target_runs, confidence)
         out["sed_ipv6_heavy_scenarios_with_failures_lo"], out["sed_ipv6_heavy_scenarios_with_failures_hi"] = lo, hi
     always = summary[~summary["sleepy"] & (summary["transport"] == "ipv6") & (summary["loss"] == noisy)
                      & (summary["hops"] == max(params.hops))]
     out["always_on_ipv6_heavy_far_scenarios"] = len(always)
     out["always_on_ipv6_heavy_far_scenarios_with_failures"] = int((always["failures"] > 0).sum())
-    lo, hi = expected_with_failures(always, target_runs)
+    lo, hi = expected_with_failures(always, target_runs, confidence)
     out["always_on_ipv6_heavy_far_with_failures_lo"], out["always_on_ipv6_heavy_far_with_failures_hi"] = lo, hi
     # segmented transports over the oversized configurations
     for transport in ("block", "pull"):
         rows = summary[summary["transport"] == transport]
         failures, runs = int(rows["failures"].sum()), int(rows["runs"].sum())
         out[f"{transport}_failure_rate"] = failures / runs if runs else None
-        out[f"{transport}_failure_rate_lo"], out[f"{transport}_failure_rate_hi"] = binomial_ci(failures, runs)
+        out[f"{transport}_failure_rate_lo"], out[f"{transport}_failure_rate_hi"] = binomial_ci(failures, runs,
+                                                                                               confidence)
         out[f"{transport}_scenarios"] = len(rows)
     return out
 

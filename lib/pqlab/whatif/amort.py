@@ -36,7 +36,7 @@ from pqlab.paths import ProjectPaths
 from pqlab.whatif.deployment import AMORT_FIELDS, NO_LOG, AmortDeployment, amort_deployments, field_values
 
 COSTS_STATS = "costs_stats.parquet"
-PROBE_REPS, PROBE_SLOW_REPS, PROBE_RESAMPLES = 200, 20, 1000
+PROBE_REPS, PROBE_SLOW_REPS = 200, 20
 ENCODE_UP_TO = 20_000  # spans encoded for real; beyond, fixed + spans x per-span octets (linear, checked)
 TERMS = ("c_mac", "c_leaf", "c_sign", "c_fsync")
 
@@ -112,8 +112,9 @@ def probe(settings: StudyParams, op_ids: set[str], signer: str, backend: str, fo
     """A short run of the cost study's own operations ``op_ids`` (fsync in ``folder``): their statistics.
 
     The cost study's full measurement (``costs`` stage) takes minutes; this times only what is missing, with
-    fewer repetitions (``PROBE_REPS``; ``PROBE_SLOW_REPS`` for SLH-DSA signing and fsync) in one trial. A
-    process probes the same operations once (the notebook's controls re-ask the same fleet with other rates)."""
+    fewer repetitions (``PROBE_REPS``; ``PROBE_SLOW_REPS`` for SLH-DSA signing and fsync) in one trial, summarised
+    with the cost study's own bootstrap (``costs.bootstrap_resamples``, ``costs.confidence``). A process probes the
+    same operations once (the notebook's controls re-ask the same fleet with other rates)."""
     key = (frozenset(op_ids), signer, backend, str(folder), settings.seed)
     if key not in _PROBED:
         _PROBED[key] = _probe(settings, op_ids, signer, backend, folder)
@@ -123,7 +124,7 @@ def probe(settings: StudyParams, op_ids: set[str], signer: str, backend: str, fo
 def _probe(settings: StudyParams, op_ids: set[str], signer: str, backend: str, folder: Path) -> pd.DataFrame:
     cfg = settings.costs.model_copy(update={
         "signers": (signer,), "backend": backend, "trials": 1, "reps": PROBE_REPS, "reps_slow": PROBE_SLOW_REPS,
-        "warmup": 5, "bootstrap_resamples": PROBE_RESAMPLES, "native_batches": 20, "native_iterations": 500})
+        "warmup": 5, "native_batches": 20, "native_iterations": 500})
     overhead = empty_call_overhead_ns(reps=1000)
     rng = np.random.default_rng(settings.seed)
     frames = []

@@ -25,7 +25,7 @@ from pqlab.case import pqm4
 from pqlab.case.configurations import MAX_APP_MESSAGE_OCTETS, case_message_sizes
 from pqlab.case.device_compute import CycleTable, responder_operations
 from pqlab.params import StudyParams
-from pqlab.stats import median_ci
+from pqlab.stats import level, median_ci
 from pqlab.thread import core
 from pqlab.thread.config import ThreadParams
 from pqlab.thread.model import MESSAGES, Scenario, build_plan
@@ -33,7 +33,6 @@ from pqlab.whatif.deployment import CASE_FIELDS, CaseDeployment, case_deployment
 
 DATAGRAM = "datagram"  # every message fits: one datagram each, whatever transport is configured
 CUSTOM_CHANNEL = "custom"  # the loss-scenario name of Gilbert–Elliott parameters given with the deployment
-RESAMPLES, CONFIDENCE = 2000, 0.95
 
 
 @dataclass(frozen=True)
@@ -71,6 +70,7 @@ class TransportRun:
     median_s: float | None
     median_lo_s: float | None
     median_hi_s: float | None
+    confidence: float          # of the median's interval (``thread.confidence``)
     p95_s: float | None
     failed_in: dict[str, int]  # message that exhausted MRP -> failed runs
     times_s: np.ndarray = field(repr=False, compare=False)
@@ -194,17 +194,19 @@ def _thread_for(deployment: CaseDeployment, context: CaseContext) -> tuple[Threa
     return context.thread.model_copy(update=update), loss
 
 
-def _summary(transport: str, results: np.ndarray, seed: int) -> TransportRun:
+def _summary(transport: str, results: np.ndarray, thread: ThreadParams, seed: int) -> TransportRun:
+    """The handshakes of one transport: the median with its interval (``thread.bootstrap_resamples``,
+    ``thread.confidence``), p95, failures."""
     ok = results[:, 0].astype(bool)
     times = results[ok, 1] / 1e6
     failed = Counter(MESSAGES[int(m)] for m in results[~ok, 2] if 0 <= int(m) < len(MESSAGES))
     if times.size:
-        median, lo, hi = median_ci(times, RESAMPLES, CONFIDENCE, seed)
+        median, lo, hi = median_ci(times, thread.bootstrap_resamples, thread.confidence, seed)
         p95 = float(np.quantile(times, 0.95))
     else:
         median = lo = hi = p95 = None
-    return TransportRun(transport, len(results), int(ok.sum()), float((~ok).mean()), median, lo, hi, p95,
-                        dict(failed), times)
+    return TransportRun(transport, len(results), int(ok.sum()), float((~ok).mean()), median, lo, hi,
+                        thread.confidence, p95, dict(failed), times)
 
 
 def _frames(plan: Any) -> dict[str, int]:
@@ -232,7 +234,8 @@ def evaluate(deployment: CaseDeployment, context: CaseContext) -> CaseAnswer:
                             "ipv6" if transport == DATAGRAM else transport,
                             (device.before_sigma2_ms, device.after_sigma3_ms))
         plans[transport] = build_plan(scenario, thread)
-        runs.append(_summary(transport, core.run(plans[transport], 0, deployment.runs), context.seed + index))
+        runs.append(_summary(transport, core.run(plans[transport], 0, deployment.runs), thread,
+                             context.seed + index))
     chosen = min(runs, key=lambda r: (r.failure_rate, r.median_s if r.median_s is not None else float("inf")))
     channel = loss if loss != CUSTOM_CHANNEL else "Gilbert–Elliott " + ", ".join(
         f"{k} {v:g}" for k, v in deployment.mesh.gilbert_elliott.model_dump().items())
@@ -276,7 +279,7 @@ def table(answers: Sequence[CaseAnswer]) -> pd.DataFrame:
         column["device PQ [ms]"] = _ms(total) if total is not None else \
             f"≥ {answer.device.known_ms:.1f} (no count: {', '.join(answer.device.unmeasured)})"
         column["transport"] = answer.chosen
-        column[f"median [s] ({run.runs} runs)"] = "—" if run.median_s is None else \
+        column[f"median [s] ({run.runs} runs, {level(run.confidence)} interval)"] = "—" if run.median_s is None else \
             f"{run.median_s:.2f} [{run.median_lo_s:.2f}, {run.median_hi_s:.2f}]"
         column["p95 [s]"] = "—" if run.p95_s is None else f"{run.p95_s:.2f}"
         column["failure rate"] = f"{run.failure_rate:.1%}" + (f" (in {run.fails_in})" if run.fails_in else "")

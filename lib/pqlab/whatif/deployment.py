@@ -25,6 +25,7 @@ from pqlab.config import BackendChoice, Strict, name_problem, read_yaml
 from pqlab.crypto import names as crypto_names
 from pqlab.errors import ParamsError
 from pqlab.thread.config import MAX_HOPS, LossScenario
+from pqlab.validation import dotted, first_problem
 
 TRANSPORTS = ("ipv6", "pull", "block", "best")
 KEM_OPERATIONS, SIGNATURE_OPERATIONS = ("encaps", "decaps"), ("sign", "verify")
@@ -291,29 +292,14 @@ class AmortDeployment(Strict):
 
 # --- validation with errors that name the flag or the file and field -------------------------------------------
 
-def _dotted(loc: Sequence[Any]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _error(exc: ValidationError, source: str, flags: Mapping[tuple[str, ...], str], given_by_flag: set,
            prefix: Sequence[Any] = ()) -> ParamsError:
-    first = exc.errors()[0]
-    loc = tuple(part for part in first["loc"] if part not in ("function-after", "function-before"))
-    message = str(first["msg"]).removeprefix("Value error, ")
-    got = "" if first["type"] in ("missing", "value_error") else f" (got {_short(first.get('input'))})"
+    problem = first_problem(exc)
+    loc = problem.loc
     for length in range(len(loc), 0, -1):  # the longest field path a flag set
         if loc[:length] in flags and loc[:length] in given_by_flag:
-            return ParamsError(f"{_dotted(loc)}: {message}{got}", field=flags[loc[:length]])
-    where = _dotted((*prefix, *loc)) or "deployment"
-    return ParamsError(f"{where}: {message}{got}", field=source)
+            return ParamsError(problem.line(), field=flags[loc[:length]])
+    return ParamsError(problem.line(dotted((*prefix, *loc)) or "deployment"), field=source)
 
 
 def _nested(flat: Mapping[tuple[str, ...], Any]) -> dict[str, Any]:

@@ -68,10 +68,6 @@ class ProverState(Message):
             raise AmortError(Code.BAD_VERSION, f"unknown arm id {self.arm}", field="ProverState.arm")
 
     @property
-    def arm_name(self) -> str:
-        return ARMS[self.arm]
-
-    @property
     def has_secrets(self) -> bool:
         return self.chain_length > 0
 
