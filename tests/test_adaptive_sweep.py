@@ -12,9 +12,9 @@ from scipy import stats
 
 from pqlab.amort import amortisation as eq1
 from pqlab.amort import fastpath
+from pqlab.analysis import amortisation_models as models
 from pqlab.experiments import adaptive_sweep as adaptive
 from pqlab.experiments import amortisation as sweep
-from pqlab.experiments import amortisation_models as models
 
 PATHS = ["reference"] + (["native"] if fastpath.native_status()[0] else [])
 

@@ -17,6 +17,7 @@ from pqlab.analysis import amortisation as amortisation_analysis
 from pqlab.experiments import amortisation as sweep
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
+from pqlab.raw_labels import PHASES
 from pqlab.studies import amortisation, costs
 
 PATHS = ["reference"] + (["native"] if fastpath.native_status()[0] else [])
@@ -43,9 +44,9 @@ def test_sweep_rows_follow_the_plan(path, tmp_path):
         assert len(rows) == checkpoints * 2 * len(baselines)      # one row per timed checkpoint and trial
         assert (rows["reports"] == k).all()
     assert (raw[raw["scheme"] == "nolog"]["write_ns"] < raw[raw["scheme"] == "log"]["write_ns"].min()).all()
-    assert (raw[list(sweep.PHASES)].to_numpy() >= 0).all() and (raw["path"] == path).all()
+    assert (raw[list(PHASES)].to_numpy() >= 0).all() and (raw["path"] == path).all()
     assert list(tmp_path.iterdir()) == []                           # the scratch log is gone
-    per_trial = sweep.per_trial(raw)
+    per_trial = amortisation_analysis.per_trial(raw)
     assert len(per_trial) == len(ks) * 2 * len(baselines)
     total = per_trial["total_ns"] / per_trial["reports"] / 1000
     np.testing.assert_allclose(per_trial["amortised_us"], total)

@@ -1,11 +1,15 @@
-"""lib/pqlab imports one way (issue 22 item 5): no module reaches itself through imports, lazy ones included.
+"""lib/pqlab imports one way: no cycles (issue 22 item 5), and no import against the layer order of pqlab.layers
+(issue 38), lazy imports and ``importlib.import_module`` included.
 
 The graph is built from the source (``ast``), not by importing: every ``import`` / ``from ... import`` statement
 counts, at module level or inside a function, except those under ``if TYPE_CHECKING:`` (never run). ``from pkg
 import name`` is an edge to the submodule ``pkg.name`` when there is one, else to ``pkg`` itself (a name its
-``__init__`` defines); a module's implicit dependence on its parent packages is not an edge.
+``__init__`` defines); a module's implicit dependence on its parent packages is not an edge. An
+``importlib.import_module("pqlab....")`` call is an edge to the module it names; with an f-string, to the package
+its literal prefix names (``f"pqlab.studies.{stage}"`` -> ``pqlab.studies``).
 
-Run ``python -m tests.test_import_graph [package]`` to print the graph's size and every cycle as a path.
+Run ``python -m tests.test_import_graph [package]`` to print the graph's size, every cycle as a path and every import
+against the layer order.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import ast
 import sys
 from pathlib import Path
 
+from pqlab.layers import against_the_order, layer_of
 from tests.import_closure import LIB
 
 
@@ -33,12 +38,32 @@ def _type_checking_only(node: ast.AST) -> bool:
         (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
+def _dynamic_target(node: ast.AST) -> str | None:
+    """The module an ``importlib.import_module(...)`` / ``import_module(...)`` call names, or None for other nodes.
+
+    A literal names its module; an f-string names the package of its literal prefix (up to the last dot before the
+    first placeholder)."""
+    if not (isinstance(node, ast.Call) and node.args):
+        return None
+    func = node.func
+    if not ((isinstance(func, ast.Attribute) and func.attr == "import_module") or
+            (isinstance(func, ast.Name) and func.id == "import_module")):
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+        return str(arg.values[0].value).rpartition(".")[0] or None
+    return None
+
+
 def _statements(tree: ast.AST):
-    """Every import statement of ``tree``, at any depth, outside ``if TYPE_CHECKING:`` bodies."""
+    """Every import statement of ``tree`` and every ``import_module`` call, at any depth, outside ``if
+    TYPE_CHECKING:`` bodies."""
     todo = [tree]
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.Import | ast.ImportFrom):
+        if isinstance(node, ast.Import | ast.ImportFrom) or _dynamic_target(node):
             yield node
         for child in ast.iter_child_nodes(node):
             if _type_checking_only(child):
@@ -62,7 +87,9 @@ def import_graph(package: str = "pqlab") -> dict[str, set[str]]:
         base = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps: set[str] = set()
         for node in _statements(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
+            if isinstance(node, ast.Call):
+                targets = [_dynamic_target(node)]
+            elif isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
                 parent = ".".join(base.split(".")[: len(base.split(".")) - node.level + 1]) if node.level else ""
@@ -134,18 +161,59 @@ def _components(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def _report(package: str) -> tuple[str, list[list[str]]]:
+def against_order(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every (importer, imported) pair where the imported module sits in a higher layer than its importer."""
+    return sorted((importer, imported) for importer, deps in graph.items() for imported in deps
+                  if against_the_order(importer, imported))
+
+
+def _report(package: str) -> tuple[str, list[list[str]], list[tuple[str, str]]]:
     graph = import_graph(package)
     found = cycles(graph)
-    lines = [f"{len(graph)} modules under {package}, {sum(map(len, graph.values()))} imports, {len(found)} cycles"]
+    upward = against_order(graph)
+    lines = [f"{len(graph)} modules under {package}, {sum(map(len, graph.values()))} imports, {len(found)} cycles, "
+             f"{len(upward)} imports against the layer order"]
     lines += ["  cycle: " + " -> ".join(cycle) for cycle in found]
-    return "\n".join(lines), found
+    lines += [f"  against the order: {a} ({layer_of(a)}) imports {b} ({layer_of(b)})" for a, b in upward]
+    return "\n".join(lines), found, upward
 
 
 def test_lib_pqlab_has_no_import_cycles() -> None:
-    text, found = _report("pqlab")
+    text, found, _ = _report("pqlab")
     assert len(import_graph("pqlab")) > 150
     assert not found, text
+
+
+def test_no_module_imports_from_a_higher_layer() -> None:
+    text, _, upward = _report("pqlab")
+    assert not upward, text
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in import_graph("pqlab"):
+        layer_of(module)  # raises KeyError naming the module
+
+
+def test_the_layer_check_catches_an_upward_import_through_importlib(tmp_path, monkeypatch) -> None:
+    from tests import import_closure
+
+    root = tmp_path / "pqlab"
+    for package in ("analysis", "studies", "experiments"):
+        (root / package).mkdir(parents=True)
+        (root / package / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / "studies" / "costs.py").write_text("")
+    (root / "experiments" / "timer.py").write_text("")
+    dynamic = "import importlib\ndef f(stage):\n    return importlib.import_module(f'pqlab.studies.{stage}')\n"
+    (root / "analysis" / "a.py").write_text(dynamic)
+    (root / "analysis" / "b.py").write_text("def g():\n    from pqlab.experiments import timer\n")
+    (root / "studies" / "c.py").write_text("from pqlab.analysis import a\nfrom pqlab.experiments import timer\n")
+    monkeypatch.setattr(sys.modules[__name__], "LIB", tmp_path)
+    monkeypatch.setattr(import_closure, "LIB", tmp_path)
+    graph = import_graph("pqlab")
+    assert graph["pqlab.analysis.a"] == {"pqlab.studies"}
+    assert against_order(graph) == [("pqlab.analysis.a", "pqlab.studies"),
+                                    ("pqlab.analysis.b", "pqlab.experiments.timer")]
 
 
 def test_the_cycle_finder_finds_a_cycle_and_prints_it_as_a_path() -> None:
@@ -183,6 +251,6 @@ def test_the_fast_path_and_vector_modules_import_one_way() -> None:
 
 
 if __name__ == "__main__":
-    report, cycles_found = _report(sys.argv[1] if len(sys.argv) > 1 else "pqlab")
+    report, cycles_found, upward_found = _report(sys.argv[1] if len(sys.argv) > 1 else "pqlab")
     print(report)
-    sys.exit(1 if cycles_found else 0)
+    sys.exit(1 if cycles_found or upward_found else 0)

@@ -198,7 +198,7 @@ def test_the_worker_runs_in_its_own_session(monkeypatch):
 
 
 def test_rekeying_is_decomposed_into_its_parts(run):
-    from pqlab.experiments import rekey_parts
+    from pqlab.analysis import rekey_parts
 
     _, paths, result = run
     rows = result.data["rekey"]

@@ -77,7 +77,7 @@ def test_cli_sensitivity_rejects_zero_workers(project, capsys):
 def test_a_cells_ratio_interval_is_the_bootstrap_percentile_at_the_configured_level(confidence, low, high):
     """One run over 0, 1, …, 20: the run enters as its value and the ratio's interval is 2 over the known percentile
     points of the median of 0..20 (tests/test_stats.py derives them: 6 and 14 at 95 %, 7 and 13 at 80 %)."""
-    from pqlab.thread.sweep_intervals import ratio_of_medians_ci
+    from pqlab.analysis.sensitivity_intervals import ratio_of_medians_ci
 
     lo, hi = ratio_of_medians_ci(np.array([2.0]), np.arange(21.0), 20_000, confidence, np.random.default_rng(0))
     assert (lo, hi) == (2.0 / high, 2.0 / low)

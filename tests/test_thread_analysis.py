@@ -6,7 +6,7 @@ import itertools
 
 import pandas as pd
 
-from pqlab.thread import analysis
+from pqlab.analysis import transport as analysis
 from pqlab.thread.config import ThreadParams
 
 LOSSES = ("none", "heavy_wifi")

@@ -204,9 +204,9 @@ def test_handshake_frames_matches_a_loss_free_simulation():
 
 def test_the_reported_psdu_limit_is_the_one_the_framing_uses():
     """One max_psdu_bytes (framing's): the Thread section's copy was echoed into the metrics and used by nothing."""
+    from pqlab.analysis.transport_intervals import model_parameters
     from pqlab.framing import FramingParams
     from pqlab.thread.config import ThreadParams
-    from pqlab.thread.intervals import model_parameters
 
     assert "max_psdu_bytes" not in ThreadParams.model_fields
     assert model_parameters(ThreadParams(framing=FramingParams(max_psdu_bytes=100)))["max_psdu_bytes"] == 100

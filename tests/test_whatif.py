@@ -11,9 +11,9 @@ import yaml
 
 from pqlab import cli, io, params
 from pqlab.amort import amortisation as eq1
+from pqlab.amort.sizes import checkpoint_octets
 from pqlab.case.configurations import case_message_sizes, table1_config
 from pqlab.case.device_compute import device_pq_ms, load_cycles
-from pqlab.experiments.scaling import checkpoint_octets
 from pqlab.paths import ProjectPaths
 from pqlab.thread import core
 from pqlab.thread.model import Scenario, build_plan

@@ -22,7 +22,6 @@ swapped — each valid on its own; two auditors, one per view, compare what they
 
 from __future__ import annotations
 
-import hashlib
 import os
 import random
 from collections.abc import Callable
@@ -39,18 +38,13 @@ from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.lab import KeySet, Lab
 from pqlab.amort.messages import Checkpoint, ConsistencyProof
 from pqlab.amort.profile import PAPER_PROFILE
+from pqlab.seeds import derive_seed
 
 STRATEGIES = ("declared", "trimmed")
 VARIANTS = ("truncate", "reorder")
 _NEVER = 1 << 40  # the controller never checkpoints by itself: the trial decides when
 
 WIDTH, CONTINUITY = "range width vs leaf count", "sequence continuity"
-
-
-def derive_seed(seed: int, *parts: object) -> int:
-    """A 63-bit seed for one trial, derived from the study seed and the trial's coordinates."""
-    text = ":".join(str(p) for p in (seed, *parts)).encode()
-    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") >> 1
 
 
 def which_check(error: AmortError) -> str:

@@ -11,13 +11,27 @@ import pandas as pd
 from scipy import stats
 
 from pqlab.amort import amortisation as eq1
+from pqlab.analysis import amortisation_metrics as report
 from pqlab.errors import StudyInputError
-from pqlab.experiments import amortisation as sweep
-from pqlab.experiments import amortisation_metrics as report
 from pqlab.params import AmortisationParams, StudyParams
+from pqlab.raw_labels import PER_CHECKPOINT_PHASES, PER_REPORT_PHASES, PHASES
 from pqlab.stats import level, median_ci
 
 COSTS_STATS = "costs_stats.parquet"
+
+
+def per_trial(raw: pd.DataFrame) -> pd.DataFrame:
+    """Amortised cost per report of each (scheme, k, trial): all controller time / all reports, and its split."""
+    keys = ["scheme", "label", "signer", "backend", "durable_log", "storage", "k", "trial"]
+    sums = raw.groupby(keys, sort=False)[["reports", "total_ns", *PHASES]].sum()
+    counts = raw.groupby(keys, sort=False).size().rename("checkpoints")
+    out = sums.join(counts).reset_index()
+    out["amortised_us"] = out["total_ns"] / out["reports"] / 1000.0
+    out["per_report_us"] = out[list(PER_REPORT_PHASES)].sum(axis=1) / out["reports"] / 1000.0
+    out["per_checkpoint_us"] = out[list(PER_CHECKPOINT_PHASES)].sum(axis=1) / out["checkpoints"] / 1000.0
+    out["sign_us"] = out["sign_ns"] / out["checkpoints"] / 1000.0
+    out["write_us"] = out["write_ns"] / out["checkpoints"] / 1000.0
+    return out
 
 
 def backends(raw: pd.DataFrame, plan: pd.DataFrame, cfg: AmortisationParams) -> tuple[dict[str, str],
@@ -271,7 +285,7 @@ def sensitivity(probe: pd.DataFrame, raw: pd.DataFrame, inputs: dict[str, eq1.Co
                            "share_signature": split[eq1.SIGNATURE], "share_write": split[eq1.WRITE],
                            "dominant": eq1.dominant(model)})
     summary = pd.DataFrame(rows)
-    points = summarise_trials(sweep.per_trial(raw), cfg.bootstrap_resamples, cfg.confidence, seed)
+    points = summarise_trials(per_trial(raw), cfg.bootstrap_resamples, cfg.confidence, seed)
     points["model_us"] = [eq1.cost(combos[s], k) for s, k in zip(points["scheme"], points["k"], strict=True)]
     points["relative_error"] = eq1.relative_errors(points["measured_us"].to_numpy(), points["model_us"].to_numpy())
     errors = points.groupby("scheme")["relative_error"].median()

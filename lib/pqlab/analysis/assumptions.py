@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from pqlab.analysis.transport import drop_in_ratios
 from pqlab.thread import bounds
-from pqlab.thread.analysis import drop_in_ratios
 from pqlab.thread.config import ThreadParams
 from pqlab.thread.model import MESSAGES
 

@@ -11,8 +11,8 @@ import pandas as pd
 from scipy import stats
 
 from pqlab.errors import CycleError
-from pqlab.experiments.cycle_variants import SCAN_COST, VARIANTS
 from pqlab.params import ControlCycleParams, StudyParams
+from pqlab.raw_labels import SCAN_COST, VARIANTS
 from pqlab.stats import level
 
 

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pqlab.experiments.cost_labels import C_LOOP_BACKEND, NATIVE_BACKEND, PYTHON_BACKEND
 from pqlab.params import StudyParams
+from pqlab.raw_labels import C_LOOP_BACKEND, NATIVE_BACKEND, PYTHON_BACKEND
 from pqlab.stats import compare, quantile_cis
 
 

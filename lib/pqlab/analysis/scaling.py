@@ -6,9 +6,9 @@ from typing import Any
 
 import pandas as pd
 
+from pqlab.amort.sizes import Decomposition, checkpoint_octets
+from pqlab.analysis import rekey_parts
 from pqlab.errors import MeasurementError
-from pqlab.experiments import rekey_parts, scaling
-from pqlab.experiments.scaling import Decomposition, checkpoint_octets
 from pqlab.params import StudyParams
 from pqlab.stats import median_ci
 
@@ -35,7 +35,7 @@ def rounded(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def metrics(table3: pd.DataFrame, parts: scaling.Decomposition, crossing: dict[str, Any], iso: pd.DataFrame,
+def metrics(table3: pd.DataFrame, parts: Decomposition, crossing: dict[str, Any], iso: pd.DataFrame,
             replay: pd.DataFrame, provenance: dict[str, Any], rekeying: pd.DataFrame) -> dict[str, Any]:
     """Headline numbers for REPORT.md (keys n<identities>, b<backlog>)."""
     table = {f"n{int(r.identities)}": {

@@ -34,9 +34,6 @@ from pqlab.experiments.harness import empty_call_overhead_ns, time_calls
 CONTROLLER_ID = b"CTRL-001"
 DEPLOYMENT = Deployment(CONTROLLER_ID, profile=PAPER_PROFILE)  # Fig. 3 measures the paper's design
 REPORT_SPACING_MS = 1  # one report per ms across the devices: a 65,536-report segment spans about a minute
-PHASES = ("ingest_ns", "body_ns", "sign_ns", "commit_ns", "write_ns")
-PER_REPORT_PHASES = ("ingest_ns", "body_ns", "commit_ns")  # grow with the reports in a batch
-PER_CHECKPOINT_PHASES = ("sign_ns", "write_ns")            # once per checkpoint: Eq. 1's C_sign + C_fsync
 
 
 @dataclass(frozen=True)
@@ -237,20 +234,6 @@ def point_frame(rows: list[dict], baseline: Baseline, k: int, trial: int) -> pd.
                         ("label", baseline.label), ("scheme", baseline.scheme)):
         frame.insert(0, name, value)
     return frame
-
-
-def per_trial(raw: pd.DataFrame) -> pd.DataFrame:
-    """Amortised cost per report of each (scheme, k, trial): all controller time / all reports, and its split."""
-    keys = ["scheme", "label", "signer", "backend", "durable_log", "storage", "k", "trial"]
-    sums = raw.groupby(keys, sort=False)[["reports", "total_ns", *PHASES]].sum()
-    counts = raw.groupby(keys, sort=False).size().rename("checkpoints")
-    out = sums.join(counts).reset_index()
-    out["amortised_us"] = out["total_ns"] / out["reports"] / 1000.0
-    out["per_report_us"] = out[list(PER_REPORT_PHASES)].sum(axis=1) / out["reports"] / 1000.0
-    out["per_checkpoint_us"] = out[list(PER_CHECKPOINT_PHASES)].sum(axis=1) / out["checkpoints"] / 1000.0
-    out["sign_us"] = out["sign_ns"] / out["checkpoints"] / 1000.0
-    out["write_us"] = out["write_ns"] / out["checkpoints"] / 1000.0
-    return out
 
 
 # --- where the finding moves: signing backends x storage targets --------------------------------------------------

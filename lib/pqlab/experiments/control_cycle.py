@@ -23,8 +23,8 @@ from tqdm.auto import tqdm
 from pqlab import crypto
 from pqlab.errors import CycleError, PqlabError
 from pqlab.experiments import _cycle
-from pqlab.experiments.cycle_variants import SCAN_COST
 from pqlab.params import ControlCycleParams, CycleConfiguration
+from pqlab.raw_labels import SCAN_COST
 
 POLICIES = {getattr(os, name): name for name in ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH",
                                                  "SCHED_IDLE") if hasattr(os, name)}

@@ -19,7 +19,9 @@ from pqlab.amort import native
 from pqlab.amort.merkle import leaf_hash, node_hash
 from pqlab.amort.messages import RECORD_OCTETS
 from pqlab.experiments import symmetric_timing as symmetric
-from pqlab.experiments.cost_labels import (
+from pqlab.experiments.harness import empty_call_overhead_ns, time_calls
+from pqlab.params import CostsParams, StudyParams
+from pqlab.raw_labels import (
     C_LOOP_BACKEND,
     NATIVE_BACKEND,
     PER_CHECKPOINT,
@@ -27,8 +29,6 @@ from pqlab.experiments.cost_labels import (
     PER_REPORT,
     PYTHON_BACKEND,
 )
-from pqlab.experiments.harness import empty_call_overhead_ns, time_calls
-from pqlab.params import CostsParams, StudyParams
 
 # op_id -> (label, algorithm, the fields of amort_native.time_primitives summed into one sample)
 NATIVE_OPERATIONS = {

@@ -6,16 +6,17 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from pqlab.analysis import transport as analysis
 from pqlab.analysis.assumptions import headline, loss_free_per_hop, slack_table
+from pqlab.analysis.transport_summary import counts_and_medians
 from pqlab.figures.assumptions import fig_assumptions
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.thread import analysis, assumptions
+from pqlab.thread import assumptions
 from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.summary import counts_and_medians
 from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
 
 STAGE = "assumptions"

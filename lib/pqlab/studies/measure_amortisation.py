@@ -18,9 +18,10 @@ from pqlab.amort.lab import KeySet
 from pqlab.errors import OutputError
 from pqlab.experiments import adaptive_sweep
 from pqlab.experiments import amortisation as sweep
-from pqlab.experiments import amortisation_models as models
 from pqlab.params import AmortisationParams, StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.raw_labels import beside_scheme
+from pqlab.seeds import derive_seed
 from pqlab.studies import raw_samples
 
 RAW = raw_samples.spec("amortisation")
@@ -53,7 +54,7 @@ def sweep_points(cfg: AmortisationParams, main: list[sweep.Baseline]) -> list[ad
     points = [adaptive_sweep.Point(b, k, cfg.target_half_width_pct / 100) for b in main for k in cfg.intervals]
     for base in main:
         for name in (name for name in crypto.backends_offering(base.signer) if name != base.backend):
-            other = adaptive_sweep.with_backend(base, name, models.beside_scheme(base.scheme, name))
+            other = adaptive_sweep.with_backend(base, name, beside_scheme(base.scheme, name))
             points += [adaptive_sweep.Point(other, k, cfg.beside_half_width_pct / 100)
                        for k in dict.fromkeys((cfg.intervals[0], cfg.intervals[-1]))]
     return points
@@ -71,7 +72,7 @@ def measure_sweep(settings: StudyParams, path: str, main: list[sweep.Baseline], 
     target = adaptive_sweep.SweepTarget(cfg.target_half_width_pct / 100, cfg.confidence, cfg.trials,
                                         cfg.sweep_budget_s, cfg.min_reports, cfg.min_checkpoints,
                                         cfg.max_checkpoints, cfg.sweep_rounds)
-    return adaptive_sweep.adaptive_sweep(path, points, probes, target, trials.derive_seed(settings.seed, "sweep"),
+    return adaptive_sweep.adaptive_sweep(path, points, probes, target, derive_seed(settings.seed, "sweep"),
                                          n_devices=cfg.devices, disclosure_tag=cfg.disclosure_tag,
                                          warmup_reports=cfg.warmup_reports, progress_bar=progress)
 
@@ -81,7 +82,7 @@ def measure_sensitivity(settings: StudyParams, targets: dict[str, Path], path: s
     """Every checkpoint signer × every backend offering it × every storage target: probed C_sign and C_fsync, and
     a short sweep with a durable log on that target (its checkpoint rows)."""
     cfg = settings.amortisation
-    rng = np.random.default_rng(trials.derive_seed(settings.seed, "sensitivity"))
+    rng = np.random.default_rng(derive_seed(settings.seed, "sensitivity"))
     rows, baselines = [], []
     signers = list(dict.fromkeys(base.signer for base in cfg.baselines.values()))
     for signer, backend, name in [(s, b, n) for s in signers for b in crypto.backends_offering(s) for n in targets]:
@@ -92,7 +93,7 @@ def measure_sensitivity(settings: StudyParams, targets: dict[str, Path], path: s
                      "folder": str(targets[name]), **measured})
         baselines.append(sweep.Baseline(combo, combo, signer, backend, True, name, targets[name]))
     raw = sweep.sweep(path, baselines, list(cfg.sensitivity_intervals), cfg.sensitivity_trials,
-                      trials.derive_seed(settings.seed, "sensitivity-sweep"), n_devices=cfg.devices,
+                      derive_seed(settings.seed, "sensitivity-sweep"), n_devices=cfg.devices,
                       min_reports=cfg.sensitivity_min_reports, min_checkpoints=cfg.sensitivity_min_checkpoints,
                       disclosure_tag=cfg.disclosure_tag, warmup_reports=cfg.warmup_reports,
                       desc="backend x storage sweep", progress=progress)

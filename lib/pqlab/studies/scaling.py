@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
+from pqlab.amort.sizes import decompose
+from pqlab.analysis import rekey_parts
 from pqlab.analysis import scaling as analysis
-from pqlab.experiments import isolation, rekey_parts, scaling
+from pqlab.experiments import isolation
 from pqlab.figures.scaling import fig_scaling
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
@@ -121,7 +123,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     paths.check_writable(paths.derived, paths.amort_figs)
     (rounds, trials, counts, rekeying, replay), raw_metadata = raw_samples.read_named(
         RAW, settings, paths, "rounds", "trials", "isolation", "rekey", "replay")
-    parts = scaling.decompose(bytes.fromhex(raw_metadata["sample_report_hex"]),
+    parts = decompose(bytes.fromhex(raw_metadata["sample_report_hex"]),
                               int(trials["signature_octets"].iloc[0]), raw_metadata["wire_format"])
     table3 = analysis.summarise(trials, settings, parts)
     layouts, crossing = analysis.budget(parts, settings.scaling.size_budget_octets)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
+from pqlab.analysis import transport as analysis
+from pqlab.analysis.sensitivity_intervals import sweep_intervals
 from pqlab.figures.sensitivity import fig4_sensitivity, fig5_segment_size
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.thread import analysis, sweeps
+from pqlab.thread import sweeps
 from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.sweep_intervals import sweep_intervals
 from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
 
 STAGE = "sensitivity"

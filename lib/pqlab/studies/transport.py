@@ -6,17 +6,18 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from pqlab.analysis import transport as analysis
+from pqlab.analysis import transport_intervals as intervals
 from pqlab.analysis.transport_schema import TransportMetrics
+from pqlab.analysis.transport_summary import summarise
 from pqlab.figures.transport import fig2_transport
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.thread import analysis, intervals
 from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import VARIANTS, fitting_configs, variant_params
-from pqlab.thread.summary import summarise
 from pqlab.typed_metrics import validated
 
 STAGE = "transport"

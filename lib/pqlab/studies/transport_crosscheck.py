@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from pqlab.analysis import transport as thread_analysis
 from pqlab.crosscheck import analysis
 from pqlab.figures.transport_crosscheck import fig_transport_crosscheck
 from pqlab.params import StudyParams
@@ -21,7 +22,6 @@ from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
 from pqlab.studies.outputs import OutputSet
 from pqlab.studies.result import StudyResult
-from pqlab.thread import analysis as thread_analysis
 from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
 
 STAGE = "transport_crosscheck"

@@ -25,12 +25,12 @@ import pandas as pd
 from pqlab import crypto, io, provenance
 from pqlab.amort import amortisation as eq1
 from pqlab.amort import fastpath, native
+from pqlab.amort.sizes import checkpoint_octets
 from pqlab.analysis import costs as cost_analysis
 from pqlab.case import algorithms as case_algorithms
 from pqlab.errors import OutputError, ParamsError, PqlabError
 from pqlab.experiments import costs
 from pqlab.experiments.harness import empty_call_overhead_ns
-from pqlab.experiments.scaling import checkpoint_octets
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.whatif.deployment import AMORT_FIELDS, NO_LOG, AmortDeployment, amort_deployments, field_values

@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from pqlab.analysis.transport_summary import summarise
 from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import SINGLE_LABEL
 from pqlab.thread.model import MESSAGES
-from pqlab.thread.summary import summarise
 
 
 def one_label_per_fitting_config(summary: pd.DataFrame, fitting: set[str]) -> pd.DataFrame:

@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 from pqlab.amort import amortisation as eq1
-from pqlab.amort.trials import derive_seed
 from pqlab.errors import StudyInputError
+from pqlab.raw_labels import beside_scheme
+from pqlab.seeds import derive_seed
 
 PUBLISHED, PATH = "as_published", "path_terms"
 MODELS = {PUBLISHED: "Eq. 1 as published (Table I rows, 4 KiB fsync; cost-study means)",
@@ -174,11 +175,6 @@ def library_claims(cost_stats: pd.DataFrame, points: pd.DataFrame, published_med
                         "half_width_last_pct": float(hi["half_width_pct"])}
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-def beside_scheme(scheme: str, backend: str) -> str:
-    """The sweep name of a baseline signing on a backend beside the main comparison."""
-    return f"{scheme}@{backend}"
 
 
 def median_errors(compared: pd.DataFrame, replicates: dict[tuple[str, int], np.ndarray], cfg: Any,

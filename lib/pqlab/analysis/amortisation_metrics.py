@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from pqlab.amort import amortisation as eq1
-from pqlab.experiments import amortisation_models as models
+from pqlab.analysis import amortisation_models as models
 from pqlab.params import AmortisationParams
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pqlab.thread.intervals import binomial_ci
+from pqlab.analysis.transport_intervals import binomial_ci
 from pqlab.thread.sweep_config import SensitivityParams
 
 
