@@ -14,7 +14,7 @@ import ast
 import sys
 from pathlib import Path
 
-from tests.import_closure import LIB
+from pqlab.pipeline.import_closure import LIB
 
 
 def _modules(package: str) -> dict[str, Path]:
@@ -155,7 +155,7 @@ def test_the_cycle_finder_finds_a_cycle_and_prints_it_as_a_path() -> None:
 
 
 def test_lazy_imports_count_and_type_checking_imports_do_not(tmp_path, monkeypatch) -> None:
-    from tests import import_closure
+    from pqlab.pipeline import import_closure
 
     pkg = tmp_path / "pqlab" / "demo"
     pkg.mkdir(parents=True)

@@ -7,8 +7,8 @@ import re
 import pytest
 import yaml
 
-from pqlab.studies.raw_samples import MEASURING
-from tests.import_closure import LIB, closure
+from pqlab.pipeline.import_closure import LIB, closure
+from pqlab.pipeline.registry import MEASURING
 
 
 @pytest.fixture(scope="module")

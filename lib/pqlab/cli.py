@@ -123,11 +123,11 @@ def _measure_only(args: argparse.Namespace, stage: str, settings=None, paths=Non
     """``--measure-only``: run the stage's measurement and write just its raw files, saying where."""
     import importlib
 
-    from pqlab.studies import raw_samples
+    from pqlab.pipeline import registry
 
     if settings is None:
         settings, paths = _settings_and_paths(args)
-    raw = raw_samples.spec(stage)
+    raw = registry.raw_spec(stage)
     measure = importlib.import_module(f"pqlab.studies.{raw.measure_stage}").measure
     for path in measure(settings, paths, progress=not getattr(args, "quiet", False), **options):
         print(f"wrote {path} (raw samples of {stage}; `pqlab raw import` it into another clone)")
@@ -135,7 +135,7 @@ def _measure_only(args: argparse.Namespace, stage: str, settings=None, paths=Non
 
 
 def _raw_import(args: argparse.Namespace) -> int:
-    from pqlab.studies import raw_samples
+    from pqlab.pipeline import raw_io
 
     settings, paths = _settings_and_paths(args)
     if args.name and (not args.edited or len(args.files) != 1):
@@ -144,10 +144,10 @@ def _raw_import(args: argparse.Namespace) -> int:
         raise RawSamplesError("names the one file imported with --edited", field="--as")
     for file in args.files:
         if args.edited:
-            target = raw_samples.import_edited(file, settings, paths, args.stage, args.name)
+            target = raw_io.import_edited(file, settings, paths, args.stage, args.name)
             print(f"imported {file} as {target}, recorded as EDITED BY HAND (REPORT.md marks every row it feeds)")
         else:
-            target = raw_samples.import_file(file, settings, paths, args.stage)
+            target = raw_io.import_file(file, settings, paths, args.stage)
             print(f"imported {file} as {target}")
     return 0
 
@@ -541,7 +541,7 @@ def _interrupted(args: argparse.Namespace) -> str:
     if args.command == "papermill":
         return (f"interrupted while {args.notebook} ran; its study replaces an output set only whole, so each is the "
                 "previous complete set or the new complete one")
-    outputs, cache = sys.modules.get("pqlab.studies.outputs"), sys.modules.get("pqlab.cache")
+    outputs, cache = sys.modules.get("pqlab.pipeline.outputs"), sys.modules.get("pqlab.cache")
     if outputs is None:
         return "interrupted; nothing was written"
     return "interrupted; " + outputs.interrupt_report(getattr(cache, "KEPT", None))
@@ -587,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _no_space(exc: OSError) -> PqlabError:
     from pqlab.errors import OutputError
-    from pqlab.studies.outputs import free_octets, octets_text
+    from pqlab.pipeline.outputs import free_octets, octets_text
 
     where = Path(exc.filename) if exc.filename else Path.cwd()
     folder = next((p for p in (where, *where.parents) if p.is_dir()), Path.cwd())

@@ -651,7 +651,7 @@ def _as_printed(end: Printed | None) -> float | int | None:
 
 
 def hand_edited(tree: MetricsTree, metrics_file: str) -> list[str]:
-    """The raw files imported as edited by hand behind a stage's metrics (``raw_samples.hand_edited``)."""
+    """The raw files imported as edited by hand behind a stage's metrics (``hand_edited``: raw_provenance.source)."""
     document = tree.document(metrics_file) if metrics_file in tree.stages else None
     block = document.get("raw_samples") if isinstance(document, dict) else None
     edited = block.get("hand_edited") if isinstance(block, dict) else None

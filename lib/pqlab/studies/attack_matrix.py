@@ -20,9 +20,9 @@ from pqlab.amort.profile import VARIANTS
 from pqlab.figures.attack_matrix import attack_matrix_overview, attack_matrix_variants
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet, scratch_dir
-from pqlab.studies.result import StudyResult
+from pqlab.pipeline import raw_provenance
+from pqlab.pipeline.outputs import OutputSet, scratch_dir
+from pqlab.pipeline.result import StudyResult
 
 STAGE = "attack_matrix"
 METRICS = AttackMatrixMetrics  # the typed model of attack_matrix_metrics.json (pqlab.amort.attacks.metrics)
@@ -34,7 +34,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     cfg, wire = settings.attack_matrix, settings.amort.wire_format
     paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
     resolved = resolve_controller_path(settings.amort.controller_path)
-    load_before = raw_samples.load_average()
+    load_before = raw_provenance.load_average()
     frames, seconds = [], {variant: [] for variant in VARIANTS}
     with scratch_dir(paths, STAGE) as scratch:  # checkpoint logs; removed even if the run is killed
         for repeat in range(cfg.repeats):
@@ -49,7 +49,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         setup = hardening_cost.CostSetup(cfg.cost_identities, cfg.cost_rounds, cfg.cost_k, cfg.cost_epochs,
                                          cfg.cost_trials, settings.seed, resolved.path, wire, cfg.checkpoint_signer)
         cost_samples = hardening_cost.measure(setup, scratch, progress=progress)
-    load_after = raw_samples.load_average()
+    load_after = raw_provenance.load_average()
     runs = pd.concat(frames, ignore_index=True)
     paper_runs = runs[runs["variant"] == "paper"]
     summary = summarise_runs(paper_runs)

@@ -13,9 +13,9 @@ from pqlab.figures.case_sizes import fig1_case_sizes
 from pqlab.framing import FramingParams
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "case_sizes"
 

@@ -9,13 +9,14 @@ from pqlab.errors import warn
 from pqlab.figures.control_cycle import fig6_scan
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, Sanity, validated
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import IntervalMetrics, MetricsNode, RawSource, Sanity, validated
+from pqlab.studies import measuring
 
 STAGE = "control_cycle"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 
 
 class Percentiles(MetricsNode):
@@ -103,10 +104,10 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     """Summarise every configuration, draw Fig. 6, write the summary, tables and metrics."""
     paths.check_writable(paths.derived, paths.amort_figs)
     cfg = settings.control_cycle
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    frames, raw_metadata = raw_io.read(RAW, settings, paths)
     samples = frames["control_cycle_samples.parquet"]
     runs = raw_metadata["runs"]
-    metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings)
+    metadata = raw_provenance.analysis_metadata(raw_metadata, RAW, settings)
     summary = control_cycle.summarise(samples, cfg)
     cost = control_cycle.per_scan_cost(samples, cfg)
     warm = {int(tags): us for tags, us in raw_metadata["back_to_back_evidence_us"].items()}
@@ -118,7 +119,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     extra = {key: raw_metadata[key] for key in ("cpu_model", "clock_read_ns")}
     extra["host"] = raw_metadata["host_note"]
     headline = validated(ControlCycleMetrics, control_cycle.metrics(summary, cost, runs, settings, extra, added)
-                         | {"raw_samples": raw_samples.source(raw_metadata)})
+                         | {"raw_samples": raw_provenance.source(raw_metadata)})
     for failure in headline["sanity"]["failed"]:
         warn(f"control_cycle: sanity check failed: {failure['cause']}")
     fig6 = samples[samples["configuration"].isin(list(cfg.configurations))]
@@ -137,4 +138,4 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                        files=out.written, data={"samples": samples, "summary": summary, "runs": runs})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

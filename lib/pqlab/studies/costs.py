@@ -8,13 +8,14 @@ from pqlab.analysis import costs as cost_analysis
 from pqlab.figures.costs import fig2_costs
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet, rounded
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.outputs import OutputSet, rounded
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
+from pqlab.studies import measuring
 
 STAGE = "costs"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 
 
 class OperationCost(MetricsNode):
@@ -109,15 +110,15 @@ METRICS = CostsMetrics
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Summarise, compare, plot and write every output from data/raw/costs.parquet."""
     paths.check_writable(paths.derived, paths.amort_figs)
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    frames, raw_metadata = raw_io.read(RAW, settings, paths)
     raw = frames["costs.parquet"]
-    metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings)
+    metadata = raw_provenance.analysis_metadata(raw_metadata, RAW, settings)
     stats = cost_analysis.summarise(raw, settings)
     comparison = cost_analysis.compare_all_backends(raw, [settings.costs.comparison_signer, *settings.costs.signers])
     table = cost_analysis.table1(stats)
     headline = cost_analysis.metrics(stats, comparison, metadata) | {
         "cpu_model": metadata["cpu_model"], "profile": settings.profile, "confidence": settings.costs.confidence,
-        "raw_samples": raw_samples.source(raw_metadata),
+        "raw_samples": raw_provenance.source(raw_metadata),
         "machine": {key: metadata[key] for key in ("cpu_count", "platform", "frequency_governor")},
         # which post-quantum backends the measuring machine has (REPORT.md says "liboqs absent", not a blank)
         "backends_available": metadata["backends_available"], "backends_absent": metadata["backends_absent"]}
@@ -139,4 +140,4 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                        metrics=headline, files=out.written, data={"raw": raw, "stats": stats, "metadata": metadata})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

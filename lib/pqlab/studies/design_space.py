@@ -14,9 +14,9 @@ from pqlab.case.device_compute import load_cycles
 from pqlab.figures.design_space import fig6_design_space
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "design_space"
 

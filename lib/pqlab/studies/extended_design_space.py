@@ -22,9 +22,9 @@ from pqlab.errors import ParamsError
 from pqlab.figures.extended_design_space import fig_extended_design_space
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import MetricsNode, StageMetrics, validated
 
 STAGE = "extended_design_space"
 SHOWN = ["total", "device_ms", "largest", "points", *ext.KEY_COLUMNS, "family"]

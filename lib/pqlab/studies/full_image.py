@@ -9,13 +9,14 @@ from pqlab.errors import warn
 from pqlab.figures.full_image import full_image_times
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.studies import measuring
 
 STAGE = "full_image"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 
 
 class CacheState(MetricsNode):
@@ -82,14 +83,14 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     reference = image_runs.signature_reference(paths.derived / "costs_metrics.json",
                                                settings.full_image.reference_operation, paths.root)
     upstream_edited = reference.pop("hand_edited", [])
-    (samples, evictions), raw_metadata = raw_samples.read_named(RAW, settings, paths, "samples", "evictions")
+    (samples, evictions), raw_metadata = raw_io.read_named(RAW, settings, paths, "samples", "evictions")
     copy_digest = raw_metadata["copy_digest"]
     unreliable = image_runs.reliability(samples, copy_digest)
     table = image_runs.table5(samples, reference["median_us"], unreliable)
     headline = image_runs.metrics(samples, table, reference, copy_digest) | {
         "profile": settings.profile, "cpu_model": raw_metadata["cpu_model"],
         "image_source": raw_metadata["image_source"],
-        "raw_samples": raw_samples.source(raw_metadata, upstream_edited),
+        "raw_samples": raw_provenance.source(raw_metadata, upstream_edited),
         "repetitions": int(samples.groupby("condition").size().min()) if len(samples) else 0}
     headline = validated(FullImageMetrics, headline)
     figure = full_image_times(samples, reference["median_us"], raw_metadata["cpu_model"])
@@ -112,4 +113,4 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                        files=out.written, data={"samples": samples, "evictions": evictions})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

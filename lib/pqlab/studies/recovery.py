@@ -10,13 +10,14 @@ from pqlab.analysis import recovery as analysis
 from pqlab.figures.recovery import fig_recovery
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet, rounded
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.outputs import OutputSet, rounded
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.studies import measuring
 
 STAGE = "recovery"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 
 
 class ArmCell(MetricsNode):
@@ -107,7 +108,7 @@ METRICS = RecoveryMetrics
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Table IV, restart loss, crash injection, reservation cost and sizing from the four raw files, then write."""
     paths.check_writable(paths.derived, paths.amort_figs)
-    (arms, restart, crashes, reservations), raw_metadata = raw_samples.read_named(
+    (arms, restart, crashes, reservations), raw_metadata = raw_io.read_named(
         RAW, settings, paths, "trials", "restart", "crashes", "reservations")
     rp, tpm = settings.recovery, raw_metadata["tpm"]
     table4 = analysis.table4(arms)
@@ -116,7 +117,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     headline = validated(RecoveryMetrics, analysis.metrics(
         arms, restart, crashes, reservations, k=rp.k, window=rp.window, sizing=rp.sizing.model_dump()) | {
         "tpm": tpm, "profile": settings.profile, "cpu_model": raw_metadata["cpu_model"],
-        "raw_samples": raw_samples.source(raw_metadata)})
+        "raw_samples": raw_provenance.source(raw_metadata)})
     figure = fig_recovery(arms, restart, rp.k, "swtpm, software TPM" if tpm["software"] else tpm["spec"])
     with OutputSet(paths, STAGE) as out:
         out.table(table4, paths.amort_figs / "table4_recovery", markdown=rounded(table4, decimals=2))
@@ -131,7 +132,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                                "recovery_restart": restart_table},
                        metrics=headline, files=out.written,
                        data={"trials": arms, "restart": restart, "crashes": crashes, "reservations": reservations,
-                             "metadata": raw_samples.analysis_metadata(raw_metadata, RAW, settings)})
+                             "metadata": raw_provenance.analysis_metadata(raw_metadata, RAW, settings)})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

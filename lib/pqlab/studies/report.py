@@ -6,11 +6,11 @@ from __future__ import annotations
 from pqlab import machine, report
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import stage_model
 from pqlab.report.schema import ModelLookup
 from pqlab.report.verdicts import FINDINGS
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import stage_model
 
 STAGE = "report"
 

@@ -9,13 +9,14 @@ from pqlab.experiments import isolation, rekey_parts, scaling
 from pqlab.figures.scaling import fig_scaling
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
+from pqlab.studies import measuring
 
 STAGE = "scaling"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 PROVENANCE = ("controller_path_requested", "controller_path", "controller_path_reason", "wire_format", "variant",
               "signature_backend")
 
@@ -119,7 +120,7 @@ METRICS = ScalingMetrics
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Table III, the checkpoint budget, isolation, re-keying parts and replay from the five raw files."""
     paths.check_writable(paths.derived, paths.amort_figs)
-    (rounds, trials, counts, rekeying, replay), raw_metadata = raw_samples.read_named(
+    (rounds, trials, counts, rekeying, replay), raw_metadata = raw_io.read_named(
         RAW, settings, paths, "rounds", "trials", "isolation", "rekey", "replay")
     parts = scaling.decompose(bytes.fromhex(raw_metadata["sample_report_hex"]),
                               int(trials["signature_octets"].iloc[0]), raw_metadata["wire_format"])
@@ -130,7 +131,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                                                                    "confidence": settings.scaling.confidence}
     headline = validated(ScalingMetrics, analysis.metrics(table3, parts, crossing, iso, replay_summary, provenance,
                                                           rekeying)
-                         | {"cpu_model": raw_metadata["cpu_model"], "raw_samples": raw_samples.source(raw_metadata)})
+                         | {"cpu_model": raw_metadata["cpu_model"], "raw_samples": raw_provenance.source(raw_metadata)})
     rekey_table = rekey_parts.parts_table(rekeying)
     figure = fig_scaling(table3, crossing, raw_metadata["controller_path"], raw_metadata["cpu_model"])
     table = table3[list(analysis.TABLE3_COLUMNS)].rename(columns=analysis.TABLE3_COLUMNS)
@@ -148,7 +149,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                        metrics=headline, files=out.written,
                        data={"rounds": rounds, "trials": trials, "table3": table3, "rekey": rekeying,
                              "isolation": counts, "replay": replay, "decomposition": parts, "budget": crossing,
-                             "metadata": raw_samples.analysis_metadata(raw_metadata, RAW, settings)})
+                             "metadata": raw_provenance.analysis_metadata(raw_metadata, RAW, settings)})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

@@ -7,16 +7,17 @@ import matplotlib.pyplot as plt
 from pqlab.figures.sensitivity import fig4_sensitivity, fig5_segment_size
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
+from pqlab.studies import measuring
 from pqlab.thread import analysis, sweeps
 from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.sweep_intervals import sweep_intervals
-from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
 
 STAGE = "sensitivity"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 
 
 class Cell(MetricsNode):
@@ -111,7 +112,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     """Per-cell statistics, the Fig. 4 and Fig. 5 tables and figures, and the metrics from the simulated runs."""
     paths.check_writable(paths.derived, paths.case_figs, paths.plots)
     sens, thread = settings.sensitivity, settings.thread
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    frames, raw_metadata = raw_io.read(RAW, settings, paths)
     table = frames["sensitivity_runs.parquet"]
     names = sorted({thread.figure_configs[role] for role in {sens.role, *(sc.role for sc in sens.segments.scenarios)}})
     configs, compute = table1_inputs(names, paths.input(settings.inputs.cycles_file))
@@ -126,12 +127,12 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                **sweeps.metrics(sens, thread.ratio_hops, ipv6, pull, timers, segments),
                **sweep_intervals(table, stats, sens, thread.ratio_hops, thread.bootstrap_resamples, thread.confidence,
                                  settings.seed),
-               "raw_samples": raw_samples.source(raw_metadata)}
+               "raw_samples": raw_provenance.source(raw_metadata)}
     config = thread.figure_configs[sens.role]
     fig4 = fig4_sensitivity(ipv6, pull, timers, config=config, hops=sens.interference.hops,
                             scenario=sens.timers.scenario, runs=sens.runs, threshold=threshold)
     fig5 = fig5_segment_size(segments, reference=sens.segments.reference_payload, runs=sens.runs)
-    metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings)
+    metadata = raw_provenance.analysis_metadata(raw_metadata, RAW, settings)
     heat = sweeps.heatmap_long(ipv6, pull)
     timer_lines = timers.assign(series=[f"controller {i} ms / boost {b} ms" for i, b in zip(
         timers["controller_interval_ms"], timers["device_boost_ms"], strict=True)])[["series", "hops", "ratio"]]
@@ -158,4 +159,4 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                        metrics=metrics, files=out.written, data={"cells": stats})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

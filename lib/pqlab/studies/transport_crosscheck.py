@@ -18,14 +18,15 @@ from pqlab.crosscheck import analysis
 from pqlab.figures.transport_crosscheck import fig_transport_crosscheck
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
+from pqlab.studies import measuring
 from pqlab.thread import analysis as thread_analysis
-from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
 
 STAGE = "transport_crosscheck"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 MULTI_FRAME = 5  # transfers of at least this many frames show the per-frame extra time (one frame: its backoff)
 
 
@@ -218,7 +219,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     """Both simulators per scenario, the ratios and tests, the transfer table, the figure and the metrics."""
     paths.check_writable(paths.derived, paths.case_figs)
     cross, thread = settings.transport_crosscheck, settings.thread
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    frames, raw_metadata = raw_io.read(RAW, settings, paths)
     runs = frames["crosscheck_runs.parquet"]
     used = dict(zip(frames["crosscheck_ns3_used.parquet"]["key"], frames["crosscheck_ns3_used.parquet"]["value"],
                     strict=True))
@@ -237,7 +238,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
         "scenarios": {label(r): _scenario_metrics(r) for r in compared[compared["kind"] == "handshake"].to_dict(
             "records")},
         "transfers": {label(r): _scenario_metrics(r) for r in transfers.to_dict("records")},
-        "raw_samples": raw_samples.source(raw_metadata),
+        "raw_samples": raw_provenance.source(raw_metadata),
     }
     figure = fig_transport_crosscheck(compared, transfers, agreement_pct=cross.agreement_pct, runs=cross.runs)
     with OutputSet(paths, STAGE) as out:
@@ -255,4 +256,4 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                        metrics=metrics, files=out.written)
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

@@ -12,7 +12,7 @@ from pydantic import Field
 from pqlab.amort import differential, vectors
 from pqlab.amort.attacks.summary import matrix_metrics, variant_metrics
 from pqlab.amort.config import AttackMatrixParams
-from pqlab.typed_metrics import LoadAverage, MetricsNode, StageMetrics, validated
+from pqlab.pipeline.typed_metrics import LoadAverage, MetricsNode, StageMetrics, validated
 
 
 class Table6Counts(MetricsNode):

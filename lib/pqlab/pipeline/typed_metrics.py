@@ -44,7 +44,7 @@ class IntervalMetrics(StageMetrics):
 
 
 class LoadAverage(MetricsNode):
-    """The 1-, 5- and 15-minute load average before and after a measurement (``raw_samples.load_average``): the
+    """The 1-, 5- and 15-minute load average before and after a measurement (``raw_provenance.load_average``): the
     one spelling every metrics file uses."""
 
     before: list[float]
