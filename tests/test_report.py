@@ -19,7 +19,8 @@ from pqlab import report
 from pqlab.errors import MetricsMismatchError, ParamsError
 from pqlab.io import read_json
 from pqlab.paths import ProjectPaths
-from pqlab.pipeline.typed_metrics import IntervalMetrics, MetricsNode, StageMetrics, _arms, _children, stage_model
+from pqlab.pipeline.metrics.by_stage import stage_model
+from pqlab.pipeline.typed_metrics import IntervalMetrics, MetricsNode, StageMetrics, _arms, _children
 from pqlab.report import coverage as cov
 from pqlab.report.consistency import consistency_table
 from pqlab.report.schema import MAX_RELATIVE_TOLERANCE, Printed, resolve

@@ -74,6 +74,22 @@ def _params(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pipeline(args: argparse.Namespace) -> int:
+    from pqlab.pipeline import dvc_file
+
+    path = Path(args.dvc_yaml)
+    if args.write_dvc:
+        path.write_text(dvc_file.text())
+        print(f"wrote {path} from the stage registry (pqlab.pipeline.registry)")
+        return 0
+    if dvc_file.stale(path):
+        print(f"pqlab: {path} is stale: it is not what the stage registry gives; run `pqlab pipeline --write-dvc`",
+              file=sys.stderr)
+        return 1
+    print(f"{path} is what the stage registry gives")
+    return 0
+
+
 def _settings_and_paths(args: argparse.Namespace):
     """The validated params and the project folder a study command writes under."""
     from pqlab import params
@@ -432,6 +448,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "stage every parameter it reads (what dvc.yaml's stages list; make repro / dvc repro do this "
                        "first)")
     check.set_defaults(func=_params)
+
+    pipe = sub.add_parser("pipeline", help="dvc.yaml from the stage registry: write it, or check it is current")
+    pipe.add_argument("--dvc-yaml", default="dvc.yaml", help="the file (default: dvc.yaml)")
+    mode = pipe.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write-dvc", action="store_true", help="write it from the registry")
+    mode.add_argument("--check", action="store_true", help="exit 1 with one line when it differs from the registry's")
+    pipe.set_defaults(func=_pipeline)
 
     _study_command(sub, "costs", _costs, "run the AMORT-V1 cost characterisation (Table I, Fig. 2)")
     _study_command(sub, "attacks", _attacks, "run the AMORT-V1 attack matrix (Table VI and extra cases)", quiet=None,

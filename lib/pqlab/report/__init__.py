@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pqlab.pipeline.typed_metrics import stage_model
+from pqlab.pipeline.metrics.by_stage import stage_model
 from pqlab.report.consistency import consistency_table
 from pqlab.report.coverage import coverage_table
 from pqlab.report.metrics import MetricsTree, _lookup

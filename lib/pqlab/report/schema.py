@@ -41,7 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from pqlab.config import read_yaml
 from pqlab.errors import ParamsError
-from pqlab.pipeline.typed_metrics import StageMetrics, declared, stage_model
+from pqlab.pipeline.metrics.by_stage import stage_model
+from pqlab.pipeline.typed_metrics import StageMetrics, declared
 from pqlab.report.expressions import ExpressionError, names
 from pqlab.validation import first_problem
 

@@ -30,7 +30,6 @@ from pqlab.studies import measuring
 STAGE = "amortisation"
 RAW = registry.raw_spec(STAGE)
 UPSTREAM_EDITED = "costs_hand_edited"  # in cost_medians' provenance: the costs stage's raw files edited by hand
-METRICS = AmortisationMetrics
 
 
 def cost_medians(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True,

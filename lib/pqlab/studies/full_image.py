@@ -10,70 +10,14 @@ from pqlab.figures.full_image import full_image_times
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.metrics.full_image import FullImageMetrics
 from pqlab.pipeline.outputs import OutputSet
 from pqlab.pipeline.result import StudyResult
-from pqlab.pipeline.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.pipeline.typed_metrics import validated
 from pqlab.studies import measuring
 
 STAGE = "full_image"
 RAW = registry.raw_spec(STAGE)
-
-
-class CacheState(MetricsNode):
-    """Table V for one cache state: median time, throughput, ratio to one signature, measurements per second."""
-
-    median_ms: float
-    throughput_mb_s: float
-    ratio_to_sign: float | None   # None when the cost study has not run
-    measurements_per_s: float
-    backend: str | None
-    reliable: bool
-    unreliable_because: list[str]
-
-
-class ImageFacts(MetricsNode):
-    files: int
-    octets: int
-    pages: int
-    digest: str
-    digest_stable: bool
-    copy_digest_equal: bool | None
-
-
-class Eviction(MetricsNode):
-    method: str
-    verified: bool
-    files_still_resident: int
-    resident_before_pages: int
-    resident_after_pages: int
-    resident_after_read_pages: int
-    cold_over_warm_median: float
-
-
-class SignatureReference(MetricsNode):
-    """The cost study's signature median the ratios divide by (None, with why, when that stage has not run)."""
-
-    file: str
-    key: str
-    median_us: float | None
-    backend: str | None
-    missing: str | None = None
-
-
-class FullImageMetrics(StageMetrics):
-    warm: CacheState
-    cold: CacheState
-    image: ImageFacts
-    eviction: Eviction
-    signature: SignatureReference
-    image_source: str
-    reliable: bool
-    repetitions: int                  # the fewest timed repetitions of a cache condition (each row's n)
-    cpu_model: str | None
-    raw_samples: RawSource
-
-
-METRICS = FullImageMetrics
 
 
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:

@@ -22,7 +22,6 @@ from pqlab.thread.summary import summarise
 
 STAGE = "transport"
 RAW = registry.raw_spec(STAGE)
-METRICS = TransportMetrics
 
 
 def suffix(variant: str) -> str:
