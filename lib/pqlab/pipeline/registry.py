@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pqlab.errors import RawSamplesError
-from pqlab.paths import ProjectPaths
+
+if TYPE_CHECKING:  # the CLI builds its parser from this table: nothing heavy at import
+    from pqlab.paths import ProjectPaths
 
 Kind = Literal["measurement", "simulation", "model", "data", "report"]
 
@@ -40,6 +42,18 @@ class RawSpec:
 
 
 @dataclass(frozen=True)
+class Option:
+    """A study command's option of its own (a string value; :mod:`pqlab.cli_studies` says what it does)."""
+
+    flag: str
+    help: str
+
+    @property
+    def dest(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+@dataclass(frozen=True)
 class Stage:
     """One study stage of dvc.yaml: ``pqlab.studies.<name>`` builds its outputs."""
 
@@ -62,6 +76,12 @@ class Stage:
     outs: tuple[str, ...] = ()
     uncached: tuple[str, ...] = ()
     run_args: str = ""        # a stage without a notebook runs ``pqlab <command> <run_args>``
+    # its ``pqlab <command>``: help, the --quiet option's help (None: no such option), the run options the simulator
+    # grid's --workers / --scheduler feed (none: no grid options), and options of its own (pqlab.cli_studies)
+    help: str = ""
+    quiet: str | None = "no progress bar"
+    grid: tuple[str, ...] = ()
+    options: tuple[Option, ...] = ()
     raw: RawSpec | None = field(default=None)  # a measuring stage's raw samples
 
     def __post_init__(self) -> None:
@@ -83,6 +103,7 @@ STAGES: tuple[Stage, ...] = (
           outs=("data/derived/costs_stats.parquet", "data/derived/costs_backend_comparison.parquet",
                 "paper_figs/amort/table1_costs.{csv,md}", "paper_figs/amort/table1_backend_comparison.{csv,md}",
                 "paper_figs/amort/fig2_costs.{pdf,png}"),
+          help="run the AMORT-V1 cost characterisation (Table I, Fig. 2)",
           raw=RawSpec(
               {"costs.parquet": ("op_id", "operation", "frequency", "algorithm", "backend", "in_table1", "trial",
                                  "net_ns", "overhead_ns")},
@@ -103,7 +124,9 @@ STAGES: tuple[Stage, ...] = (
                 "paper_figs/amort/table6_attack_matrix.{csv,md}", "paper_figs/amort/attack_matrix_extra.{csv,md}",
                 "paper_figs/amort/attack_matrix_variants.{csv,md}", "paper_figs/amort/hardening_cost.{csv,md}",
                 "paper_figs/amort/attack_matrix_overview.{pdf,png}",
-                "paper_figs/amort/attack_matrix_variants.{pdf,png}")),
+                "paper_figs/amort/attack_matrix_variants.{pdf,png}"),
+          help="run the AMORT-V1 attack matrix (Table VI and extra cases)",
+          quiet=None),
     Stage("case_sizes", "case-sizes", "03_case_sizes", "case_sizes_metrics.json", "model",
           "PQ-CASE §V, Table I, Fig. 1", ("profile", "seed", "case_sizes", "framing"),
           desc="PQ-CASE §IV-A/§V: byte-exact CASE sizes — Table I payload columns, Fig. 1, resumption "
@@ -111,7 +134,9 @@ STAGES: tuple[Stage, ...] = (
           packages=("params", "case", "crypto"),
           outs=("data/derived/case_sizes.parquet", "paper_figs/case/table1_case_sizes.{csv,md}",
                 "paper_figs/case/table1_case_breakdown.{csv,md}", "paper_figs/case/resumption_sizes.{csv,md}",
-                "paper_figs/case/fig1_case_sizes.{pdf,png}")),
+                "paper_figs/case/fig1_case_sizes.{pdf,png}"),
+          help="run the PQ-CASE size model (Table I payload columns, Fig. 1)",
+          quiet=None),
     Stage("design_space", "design-space", "04_design_space", "design_space_metrics.json", "model",
           "PQ-CASE §VIII, Fig. 6", ("profile", "seed", "design_space", "inputs", "framing"),
           desc="PQ-CASE §IV-B/§VIII: 3,780-point design space, Device PQ column, fit and Pareto results, Fig. 6 "
@@ -120,7 +145,9 @@ STAGES: tuple[Stage, ...] = (
           inputs=("params/pqm4_cycles.yaml",),
           outs=("data/derived/design_space.parquet", "paper_figs/case/table1_device_pq.{csv,md}",
                 "paper_figs/case/design_space_pareto.{csv,md}", "paper_figs/case/design_space_fits.md",
-                "paper_figs/case/fig6_design_space.{pdf,png}", "data/derived/plots/design_space_points.csv")),
+                "paper_figs/case/fig6_design_space.{pdf,png}", "data/derived/plots/design_space_points.csv"),
+          help="run the PQ-CASE design space (Fig. 6, Device PQ, Pareto fronts)",
+          quiet=None),
     Stage("extended_design_space", "extended-design-space", "14_extended_design_space",
           "extended_design_space_metrics.json", "model", "beyond PQ-CASE: the design space with more algorithms",
           ("profile", "seed", "extended_design_space", "design_space", "inputs", "framing"),
@@ -132,7 +159,8 @@ STAGES: tuple[Stage, ...] = (
                 "paper_figs/case/extended_design_space_displaced.{csv,md}",
                 "paper_figs/case/extended_design_space_fits.{csv,md}",
                 "paper_figs/case/extended_design_space_unranked.{csv,md}",
-                "paper_figs/case/fig_extended_design_space.{pdf,png}")),
+                "paper_figs/case/fig_extended_design_space.{pdf,png}"),
+          help="the design space with newer algorithms: fronts, what enters them, new fits (beyond PQ-CASE §VIII)"),
     Stage("transport", "transport", "05_transport", "thread_metrics.json", "simulation",
           "PQ-CASE §IV-C, §VI, Fig. 2, Table I's times",
           desc="PQ-CASE §IV-C/§VI: Thread transport grid (paper model + source_accurate), Fig. 2, Table I times, "
@@ -143,6 +171,12 @@ STAGES: tuple[Stage, ...] = (
                 "paper_figs/case/fig2_transport.{pdf,png}", "paper_figs/case/table1_case_times.{csv,md}",
                 "paper_figs/case/sed_failures.csv", "paper_figs/case/radio_time.csv",
                 "data/derived/plots/fig2_transport_times.csv", "data/derived/plots/fig2_transport_spurious.csv"),
+          help="run the PQ-CASE Thread transport grid (Fig. 2, Table I times)",
+          grid=("workers", "scheduler"),
+          options=(Option("--configs", "YAML/JSON: name -> {sizes: [Sigma1, Sigma2, "
+                                       "Sigma3, status], device_compute_ms: [before Sigma2, before the status "
+                                       "report]} (default: thread.configurations from Table I, sizes from the CASE "
+                                       "size model)"),),
           raw=RawSpec(
               {"thread_grid.parquet": ("point_id", "run"), "thread_grid_source_accurate.parquet": ("point_id", "run"),
                "thread_channel_rule.parquet": (), "thread_channel_rule_source_accurate.parquet": ()},
@@ -157,6 +191,7 @@ STAGES: tuple[Stage, ...] = (
           packages=("params",),
           outs=("paper_figs/amort/table4_recovery.{csv,md}", "paper_figs/amort/recovery_restart.{csv,md}",
                 "paper_figs/amort/recovery_crash_injection.{csv,md}", "paper_figs/amort/fig_recovery.{pdf,png}"),
+          help="run AMORT-V1 restart/rollback recovery with a real TPM 2.0 (Table IV)",
           raw=RawSpec(
               {"recovery_trials.parquet": ("arm", "scenario", "killed_by_sigkill", "new_epoch", "stale_detected",
                                            "resume_rejected", "reissued", "skipped", "ready_ms", "spawn_to_ready_ms"),
@@ -174,6 +209,7 @@ STAGES: tuple[Stage, ...] = (
           packages=("params",),
           outs=("data/derived/control_cycle_summary.parquet", "paper_figs/amort/fig6_scan.{pdf,png}",
                 "paper_figs/amort/fig6_scan_summary.{csv,md}", "paper_figs/amort/control_cycle_scan_cost.{csv,md}"),
+          help="run the AMORT-V1 control-cycle harness (Fig. 6) on this host",
           raw=RawSpec(
               {"control_cycle_samples.parquet": ("configuration", "cycle", "response_ns", "latency_ns", "execution_ns",
                                                  "evidence", "evidence_ns")},
@@ -189,7 +225,8 @@ STAGES: tuple[Stage, ...] = (
                "lognormal sizes) under data/raw/image_tree/ (pqlab.studies.image_tree)",
           packages=("params",),
           outs=("data/raw/image_tree", "data/raw/image_tree_manifest.parquet"),
-          run_args="--params params/params.yaml --quiet"),
+          run_args="--params params/params.yaml --quiet",
+          help="generate data/raw/image_tree/ with the paper's image shape (§V-I)"),
     Stage("full_image", "full-image", "11_full_image", "full_image_metrics.json", "measurement",
           "AMORT-V1 §V-I, Table V",
           desc="AMORT-V1 §V-I: warm- and cold-cache full-image measurement, eviction verified with mincore, "
@@ -197,6 +234,9 @@ STAGES: tuple[Stage, ...] = (
           packages=("params",),
           inputs=("data/derived/costs_metrics.json",),
           outs=("paper_figs/amort/table5_image.{csv,md}", "paper_figs/amort/full_image_times.{pdf,png}"),
+          help="measure a software image warm and cold (AMORT-V1 Table V)",
+          options=(Option("--image-dir", "measure this directory instead of "
+                                         "full_image.image_dir"),),
           raw=RawSpec(
               {"full_image_samples.parquet": ("condition", "repetition", "seconds", "octets", "files", "pages",
                                               "digest", "resident_before", "resident_after_eviction",
@@ -214,6 +254,7 @@ STAGES: tuple[Stage, ...] = (
           outs=("paper_figs/amort/table3_scaling.{csv,md}", "paper_figs/amort/isolation.{csv,md}",
                 "paper_figs/amort/rekey_parts.{csv,md}", "paper_figs/amort/partition_replay.{csv,md}",
                 "paper_figs/amort/checkpoint_budget.{csv,md}", "paper_figs/amort/fig_scaling.{pdf,png}"),
+          help="run AMORT-V1 fleet scaling (Table III), isolation, re-keying and partition replay",
           raw=RawSpec(
               {"scaling_rounds.parquet": ("identities", "trial"),
                "scaling_trials.parquet": ("identities", "trial", "us_per_report", "signature_octets",
@@ -233,6 +274,7 @@ STAGES: tuple[Stage, ...] = (
           packages=("params",),
           outs=("paper_figs/amort/device_origin_auditor.{csv,md}", "paper_figs/amort/device_origin_tags.{csv,md}",
                 "paper_figs/amort/fig5_auditor.{pdf,png}"),
+          help="run AMORT-V1 device-origin costs (Fig. 5, one vs two tags, prover extra work)",
           raw=RawSpec(
               {"device_origin_auditor.parquet": ("k", "component", "us_per_report"),
                "device_origin_delays.parquet": ("k", "delay_records"),
@@ -256,6 +298,9 @@ STAGES: tuple[Stage, ...] = (
                 "paper_figs/amort/omission_detection.{csv,md}", "paper_figs/amort/fig3_amortisation.{pdf,png}",
                 "paper_figs/amort/fig4_tradeoff.{pdf,png}", "paper_figs/amort/amortisation_sensitivity.{pdf,png}"),
           uncached=("data/derived/amortisation_curve.csv",),
+          help="run the AMORT-V1 amortisation study (Eq. 1, Table II, Fig. 3, Fig. 4, omission and equivocation "
+               "trials)",
+          quiet="no progress bars",
           raw=RawSpec(
               {"amortisation_sweep.parquet": ("scheme", "label", "signer", "backend", "durable_log", "storage", "k",
                                               "trial", "reports", "total_ns", "ingest_ns", "body_ns", "sign_ns",
@@ -291,6 +336,8 @@ STAGES: tuple[Stage, ...] = (
                 "paper_figs/case/fig4b_pull_block.{csv,md}", "paper_figs/case/fig4c_timers.{csv,md}",
                 "paper_figs/case/fig5_segment_size.{csv,md}", "data/derived/plots/fig4ab_heatmaps.csv",
                 "data/derived/plots/fig4c_timers.csv", "data/derived/plots/fig5_segment_size.csv"),
+          help="run the PQ-CASE §VII sensitivity analyses (Fig. 4 a-c, Fig. 5)",
+          grid=("workers", "scheduler"),
           raw=RawSpec(
               {"sensitivity_runs.parquet": ("point_id", "run")},
               ("sensitivity", "thread", "inputs", "framing"),
@@ -307,6 +354,9 @@ STAGES: tuple[Stage, ...] = (
           inputs=("params/pqm4_cycles.yaml",),
           outs=("paper_figs/case/assumptions_table.{csv,md}", "paper_figs/case/assumptions_slack_bound.{csv,md}",
                 "paper_figs/case/fig_assumptions.{pdf,png}"),
+          help="run the unstated-assumption study (channel rule, ACK loss, indirect retries, block timer) and "
+               "the slack bound",
+          grid=("workers", "scheduler"),
           raw=RawSpec(
               {"assumptions_runs.parquet": ("point_id", "run")},
               ("assumptions", "thread", "inputs", "framing"),
@@ -323,6 +373,9 @@ STAGES: tuple[Stage, ...] = (
           packages=("case", "crypto", "params", "thread"),
           outs=("paper_figs/case/crosscheck_scenarios.{csv,md}", "paper_figs/case/crosscheck_transfers.{csv,md}",
                 "paper_figs/case/crosscheck_parameters.{csv,md}", "paper_figs/case/fig_transport_crosscheck.{pdf,png}"),
+          help="run the Thread transport simulator beside ns-3 (lr-wpan, sixlowpan) on the same scenarios and "
+               "params; needs Debian's libns3-dev",
+          grid=("workers",),
           raw=RawSpec(
               {"crosscheck_runs.parquet": ("simulator", "kind", "config", "role", "hops", "loss", "transport",
                                            "topology", "message", "run", "ok", "time_us", "failed_message",
@@ -342,7 +395,8 @@ STAGES: tuple[Stage, ...] = (
           packages=("params", "report"),
           inputs=("params/paper_reference.yaml",),
           uncached=("paper_figs/REPORT.md", "paper_figs/report_rows.csv", "data/derived/report_run.json"),
-          run_args="--root ."),
+          run_args="--root .",
+          help="build paper_figs/REPORT.md from derived metrics"),
 )
 BY_NAME: dict[str, Stage] = {stage.name: stage for stage in STAGES}
 MEASURING: dict[str, RawSpec] = {stage.name: stage.raw for stage in STAGES if stage.raw}  # measuring stages
