@@ -27,7 +27,7 @@ from pqlab.amort.fastpath import MAX_BATCH, frame, open_controller, open_device,
 from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.amort.vector_builder import Material
 from pqlab.io import write_json
-from pqlab.studies.raw_samples import load_average
+from pqlab.pipeline.raw_provenance import load_average
 
 HERE = Path(__file__).resolve().parent
 DEPLOYMENT = Deployment(b"CTRL-001", profile=PAPER_PROFILE)  # the paper's per-report path, as before issue 35

@@ -19,8 +19,8 @@ from pathlib import Path
 from pqlab import machine, params
 from pqlab.io import write_json
 from pqlab.paths import ProjectPaths
+from pqlab.pipeline.raw_provenance import load_average
 from pqlab.studies import amortisation, costs
-from pqlab.studies.raw_samples import load_average
 
 HERE = Path(__file__).resolve().parent
 TARGET_PCT = 5.0

@@ -25,7 +25,7 @@ from pqlab import machine
 from pqlab import params as params_module
 from pqlab.io import write_json
 from pqlab.paths import ProjectPaths
-from pqlab.studies.raw_samples import load_average
+from pqlab.pipeline.raw_provenance import load_average
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

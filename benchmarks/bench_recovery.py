@@ -22,7 +22,7 @@ from pqlab.amort.recovery.reservation import Reserver, TpmReserver
 from pqlab.amort.recovery.swtpm import Swtpm, swtpm_problem
 from pqlab.amort.recovery.tpm import NvCounter, binding_problem, parse_tcti
 from pqlab.io import write_json
-from pqlab.studies.raw_samples import load_average
+from pqlab.pipeline.raw_provenance import load_average
 
 HERE = Path(__file__).resolve().parent
 INDEX = 0x01800500

@@ -16,7 +16,7 @@ from pqlab import machine, params
 from pqlab.amort.fastpath import PATHS, native_status
 from pqlab.experiments import scaling
 from pqlab.io import write_json
-from pqlab.studies.raw_samples import load_average
+from pqlab.pipeline.raw_provenance import load_average
 
 HERE = Path(__file__).resolve().parent
 

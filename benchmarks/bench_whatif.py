@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from pqlab.studies.raw_samples import load_average
+from pqlab.pipeline.raw_provenance import load_average
 
 OUT = Path(__file__).resolve().parent / "results" / "whatif.json"
 COMMANDS = {

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pqlab.studies import registry, resolve_params
+from pqlab.pipeline import registry
+from pqlab.studies import resolve_params
 from tests.conftest import REPO
 
 SHARES_THE_SCRATCH = pytest.mark.xdist_group("dvc_status_scratch")

@@ -96,7 +96,7 @@ def command(stage: str, root: Path) -> list[str]:
 def _job(stage: str, root: str, fault: str | None, point: int, result: str) -> None:
     """Runs in a fresh process: the stage's command, with ``fault`` ("kill" / "int") at write-phase point ``point``."""
     from pqlab import cli
-    from pqlab.studies.outputs import STAGING
+    from pqlab.pipeline.outputs import STAGING
 
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as in a fresh pqlab process
     marker = f"{os.sep}{STAGING}{os.sep}{stage}-"

@@ -17,7 +17,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from pqlab.studies import registry
+from pqlab.pipeline import registry
 
 # tests.faults holds the fault-injection runs' target; every stage's study module, as the registry names them
 PRELOAD = ["pqlab.cli", "tests.faults", *(f"pqlab.studies.{stage.name}" for stage in registry.STAGES)]

@@ -22,7 +22,7 @@ import pytest
 from filelock import FileLock
 
 from pqlab import io
-from pqlab.studies import registry
+from pqlab.pipeline import registry
 from tests import forked_cli
 
 REPO = Path(__file__).resolve().parent.parent

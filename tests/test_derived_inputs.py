@@ -66,7 +66,9 @@ NOT_DERIVED = {
     ("pqlab/machine.py", "source_fingerprint"): "the package's own source files",
     ("pqlab/notebook.py", "_parent_programs"): "/proc/<pid>/cmdline",
     ("pqlab/notebook.py", "run_headless"): "the kernel's log, for an error line",
-    ("pqlab/studies/outputs.py", "recover"): "the commit journal of a killed run (unreadable means nothing to replay)",
+    ("pqlab/pipeline/dvc_file.py", "stale"): "dvc.yaml itself, compared with what the stage registry gives",
+    ("pqlab/pipeline/import_closure.py", "_imports"): "the package's own source files, parsed for their imports",
+    ("pqlab/pipeline/outputs.py", "recover"): "the commit journal of a killed run (unreadable means nothing to replay)",
     ("pqlab/studies/resolve_params.py", "run"): "its own previous output, compared so unchanged bytes stay untouched",
     ("pqlab/thread/grid.py", "code_fingerprint"): "the simulator's own source files",
 }

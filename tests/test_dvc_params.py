@@ -28,8 +28,10 @@ import pytest
 import yaml
 
 from pqlab import params
-from pqlab.studies import registry, resolve_params
-from pqlab.studies.raw_samples import MEASURING, is_analysis_key
+from pqlab.pipeline import registry
+from pqlab.pipeline.raw_provenance import is_analysis_key
+from pqlab.pipeline.registry import MEASURING
+from pqlab.studies import resolve_params
 from tests import dvc_scratch as scratch
 from tests import param_fields
 from tests.conftest import REPO

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pqlab.studies.raw_samples import MEASURING
+from pqlab.pipeline.registry import MEASURING
 from tests.conftest import REPO
 
 # one timed study and one simulated grid prove the push / pull / repro path; that every measuring stage's analysis is

@@ -113,7 +113,7 @@ def test_interrupt_message_tells_the_truth_after_the_grid_finished(project):
     script = (
         "import signal, sys\n"
         "from pqlab import cli\n"
-        "from pqlab.studies import outputs\n"
+        "from pqlab.pipeline import outputs\n"
         "class Stop(outputs.OutputSet):\n"
         "    def __init__(self, *a, **k):\n"
         "        signal.raise_signal(signal.SIGINT)\n"  # the moment the grid is done, before staging

@@ -21,10 +21,10 @@ from filelock import FileLock
 from pqlab import io, params
 from pqlab.errors import InputError, ParamsError
 from pqlab.paths import ProjectPaths
-from pqlab.studies import registry
+from pqlab.pipeline import registry
+from pqlab.pipeline.outputs import recover
+from pqlab.pipeline.registry import MEASURING
 from pqlab.studies import report as report_study
-from pqlab.studies.outputs import recover
-from pqlab.studies.raw_samples import MEASURING
 from tests import faults
 from tests.smoke import session_folder
 

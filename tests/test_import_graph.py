@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from pqlab.layers import against_the_order, layer_of
-from tests.import_closure import LIB
+from pqlab.pipeline.import_closure import LIB
 
 
 def _modules(package: str) -> dict[str, Path]:
@@ -195,7 +195,7 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_the_layer_check_catches_an_upward_import_through_importlib(tmp_path, monkeypatch) -> None:
-    from tests import import_closure
+    from pqlab.pipeline import import_closure
 
     root = tmp_path / "pqlab"
     for package in ("analysis", "studies", "experiments"):
@@ -223,7 +223,7 @@ def test_the_cycle_finder_finds_a_cycle_and_prints_it_as_a_path() -> None:
 
 
 def test_lazy_imports_count_and_type_checking_imports_do_not(tmp_path, monkeypatch) -> None:
-    from tests import import_closure
+    from pqlab.pipeline import import_closure
 
     pkg = tmp_path / "pqlab" / "demo"
     pkg.mkdir(parents=True)

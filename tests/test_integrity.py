@@ -26,7 +26,7 @@ import pytest
 from pqlab import cli, io, params
 from pqlab.errors import PqlabError
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
+from pqlab.pipeline import raw_io, raw_provenance, registry
 from pqlab.studies import report as report_study
 from tests import faults
 from tests.conftest import REPO, foreground
@@ -173,7 +173,7 @@ def _mutations(settings: params.StudyParams) -> dict[str, object]:
         meta = json.loads(table.schema.metadata[b"pqlab"])
         block = meta["raw_samples"]
         block["measurement_params"]["costs"]["reps"] += 1
-        block["params_hash"] = raw_samples.params_hash(block["measurement_params"])
+        block["params_hash"] = raw_provenance.params_hash(block["measurement_params"])
         return io.parquet_table(table.to_pandas(), meta)
 
     def value_changed(table: pa.Table) -> pa.Table:
@@ -200,9 +200,9 @@ def test_a_raw_file_in_place_gets_exactly_the_checks_of_raw_import(measured, tmp
         else:
             pq.write_table(change(pq.read_table(path)), path)
         with pytest.raises(PqlabError) as in_place:
-            raw_samples.read(raw_samples.spec("costs"), settings, ProjectPaths(root))
+            raw_io.read(registry.raw_spec("costs"), settings, ProjectPaths(root))
         with pytest.raises(PqlabError) as on_import:
-            raw_samples.import_file(path, settings, ProjectPaths(tmp_path / f"{root.name}-import"), "costs")
+            raw_io.import_file(path, settings, ProjectPaths(tmp_path / f"{root.name}-import"), "costs")
         assert type(in_place.value) is type(on_import.value), what
         assert in_place.value.code == on_import.value.code, what
         # the same words; only the remedy may differ (in place it names the stage that measures the file)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pqlab import cli
-from pqlab.studies import outputs
+from pqlab.pipeline import outputs
 from tests import faults
 
 

@@ -19,7 +19,7 @@ import yaml
 from pqlab import io, params
 from pqlab.notebook import EXPLORATION_DIR
 from pqlab.paths import ProjectPaths
-from pqlab.studies.raw_samples import MEASURING
+from pqlab.pipeline.registry import MEASURING
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))

@@ -15,8 +15,8 @@ import pytest
 from pqlab import io
 from pqlab.errors import OutputError
 from pqlab.paths import ProjectPaths
-from pqlab.studies import outputs
-from pqlab.studies.outputs import STAGING, OutputSet, recover, scratch_dir
+from pqlab.pipeline import outputs
+from pqlab.pipeline.outputs import STAGING, OutputSet, recover, scratch_dir
 from tests import faults
 
 FILES = ("data/derived/a.json", "data/derived/b.csv", "paper_figs/case/c.md", "paper_figs/case/d.txt")
@@ -343,7 +343,7 @@ def test_headline_metrics_are_four_keys_beside_the_full_metrics(tmp_path):
 def test_rounded_rounds_float_columns_by_places_or_significant_digits_and_keeps_the_rest():
     import pandas as pd
 
-    from pqlab.studies.outputs import rounded
+    from pqlab.pipeline.outputs import rounded
 
     frame = pd.DataFrame({"name": ["a", "b"], "n": [1, 2], "ms": [1.23456, 98765.4321], "p_value": [1.23456e-7, 0.5]})
     places = rounded(frame, decimals=2, keep=("p_value",))

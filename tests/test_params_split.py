@@ -8,8 +8,9 @@ import pytest
 import yaml
 
 from pqlab import params
+from pqlab.pipeline.raw_provenance import analysis_params, is_analysis_key, measurement_params
+from pqlab.pipeline.registry import MEASURING
 from pqlab.studies import resolve_params
-from pqlab.studies.raw_samples import MEASURING, analysis_params, is_analysis_key, measurement_params
 from tests import dvc_scratch as scratch
 from tests.conftest import REPO
 

@@ -7,8 +7,10 @@ import re
 import pytest
 import yaml
 
-from pqlab.studies.raw_samples import MEASURING
-from tests.import_closure import LIB, closure
+from pqlab import cli
+from pqlab.pipeline import dvc_file
+from pqlab.pipeline.import_closure import LIB, closure
+from pqlab.pipeline.registry import MEASURING
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +80,22 @@ def test_stage_deps_cover_the_import_closure_of_its_study(pipeline):
         needed = sorted(str(p.relative_to(LIB.parent)) for p in closure(f"pqlab.studies.{name}"))
         missing = [path for path in needed if not _covered(path, stage["deps"])]
         assert not missing, f"stage {name} does not declare {missing}"
+
+
+def test_dvc_yaml_is_what_the_registry_gives(repo_root):
+    """dvc.yaml is generated (`pqlab pipeline --write-dvc`): the committed file is exactly the generator's output."""
+    assert (repo_root / "dvc.yaml").read_text() == dvc_file.text(), "run `pqlab pipeline --write-dvc`"
+
+
+def test_pipeline_check_is_one_line_and_exit_1_when_stale(tmp_path, repo_root, capsys):
+    stale = tmp_path / "dvc.yaml"
+    stale.write_text((repo_root / "dvc.yaml").read_text().replace("cache: false", "cache: true", 1))
+    assert cli.main(["pipeline", "--check", "--dvc-yaml", str(stale)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "stale" in err and "--write-dvc" in err
+    assert cli.main(["pipeline", "--check", "--dvc-yaml", str(repo_root / "dvc.yaml")]) == 0
+    assert cli.main(["pipeline", "--write-dvc", "--dvc-yaml", str(stale)]) == 0
+    assert stale.read_text() == dvc_file.text()
 
 
 def test_measuring_studies_are_a_measure_stage_and_an_analysis_stage(pipeline):

@@ -13,7 +13,9 @@ import yaml
 from pqlab import cli, io, params
 from pqlab.errors import InputError, RawSamplesError
 from pqlab.paths import ProjectPaths
-from pqlab.studies import costs, measure_costs, raw_samples
+from pqlab.pipeline import raw_io, raw_provenance
+from pqlab.provenance import PROVENANCE_KEY
+from pqlab.studies import costs, measure_costs
 from pqlab.studies import report as report_study
 from tests import faults
 
@@ -55,10 +57,10 @@ def test_measure_writes_only_the_raw_file_with_its_provenance(measured):
     settings, paths, written = measured
     assert written == [paths.raw / "costs.parquet"]
     assert not (paths.derived).exists() and not (paths.root / "paper_figs").exists()
-    block = io.read_parquet_metadata(written[0])[raw_samples.PROVENANCE_KEY]
+    block = io.read_parquet_metadata(written[0])[PROVENANCE_KEY]
     assert block["stage"] == "costs" and block["file"] == "costs.parquet" and block["seed"] == settings.seed
     assert block["machine"] and len(block["load_average"]["before"]) == 3 and len(block["load_average"]["after"]) == 3
-    assert block["params_hash"] == raw_samples.params_hash(block["measurement_params"])
+    assert block["params_hash"] == raw_provenance.params_hash(block["measurement_params"])
     assert block["measurement_params"]["costs"]["reps"] == settings.costs.reps
     # analysis-only keys are not measurement parameters: changing them never calls for a new measurement
     assert "bootstrap_resamples" not in block["measurement_params"]["costs"]
@@ -116,7 +118,7 @@ def test_import_from_another_clone_with_another_seed_and_the_metrics_name_its_so
     settings = params.load(root / "params" / "params.yaml", "smoke")
     result = costs.run(settings, ProjectPaths(root), progress=False, analyse_only=True)
     assert result.metrics["raw_samples"]["seed"] == 7 != settings.seed
-    source = io.read_parquet_metadata(elsewhere)[raw_samples.PROVENANCE_KEY]
+    source = io.read_parquet_metadata(elsewhere)[PROVENANCE_KEY]
     report_study.run(None, ProjectPaths(root, root / "params"))
     costs_row = next(line for line in (root / "paper_figs" / "REPORT.md").read_text().splitlines()
                      if line.startswith("| `costs` |"))
@@ -152,14 +154,14 @@ def test_import_refuses_a_tampered_file(elsewhere, tmp_path):
 
     tampered = _rewritten(elsewhere, tmp_path / "costs.parquet", slower)
     with pytest.raises(InputError, match="does not match the SHA-256"):
-        raw_samples.import_file(tampered, settings, paths)
+        raw_io.import_file(tampered, settings, paths)
     assert not (paths.raw / "costs.parquet").exists()
 
 
 def test_import_refuses_a_file_measured_with_other_measurement_params(elsewhere, tmp_path):
     settings, paths = _project(tmp_path / "project", reps=21)
     with pytest.raises(RawSamplesError, match=r"costs\.reps = 5 there, 21 here"):
-        raw_samples.import_file(elsewhere, settings, paths)
+        raw_io.import_file(elsewhere, settings, paths)
     assert not paths.raw.exists() or not any(paths.raw.iterdir())
 
 
@@ -168,4 +170,4 @@ def test_import_refuses_a_file_that_is_no_raw_sample(measured, tmp_path):
     derived = costs.run(settings, paths, progress=False, analyse_only=True).files
     stats = next(p for p in derived if p.name == "costs_stats.parquet")
     with pytest.raises(RawSamplesError, match="names no measuring stage"):
-        raw_samples.import_file(stats, settings, paths)
+        raw_io.import_file(stats, settings, paths)

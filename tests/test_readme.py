@@ -109,7 +109,8 @@ def test_the_dvc_experiment_override_runs_as_written(tmp_path):
     profile's (the notebooks read their profile from the file); the form without the file name is the one DVC
     refuses."""
     from pqlab import params
-    from pqlab.studies import registry, resolve_params
+    from pqlab.pipeline import registry
+    from pqlab.studies import resolve_params
 
     command = next(line.split("#")[0].strip() for lang, code in BLOCKS if lang == "sh"
                    for line in code.splitlines() if line.startswith("dvc exp run -S"))

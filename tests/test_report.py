@@ -19,10 +19,11 @@ from pqlab import report
 from pqlab.errors import MetricsMismatchError, ParamsError
 from pqlab.io import read_json
 from pqlab.paths import ProjectPaths
+from pqlab.pipeline.metrics.by_stage import stage_model
+from pqlab.pipeline.typed_metrics import IntervalMetrics, MetricsNode, StageMetrics, _arms, _children
 from pqlab.report import coverage as cov
 from pqlab.report.consistency import consistency_table
 from pqlab.report.schema import MAX_RELATIVE_TOLERANCE, Printed, resolve
-from pqlab.typed_metrics import IntervalMetrics, MetricsNode, StageMetrics, _arms, _children, stage_model
 
 # --- a small project: two stages with typed metrics ----------------------------------------------------------------
 
@@ -512,7 +513,7 @@ def test_repo_reference_has_every_claim_once_and_covers_both_papers(repo_referen
 
 
 def test_a_study_writing_a_key_its_model_does_not_declare_fails_in_one_line():
-    from pqlab.typed_metrics import validated
+    from pqlab.pipeline.typed_metrics import validated
 
     good = METRICS["costs_metrics.json"]
     assert validated(CostsLike, good)["record_octets"] == 83

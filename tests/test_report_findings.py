@@ -14,9 +14,9 @@ import yaml
 
 from pqlab import report
 from pqlab.errors import ParamsError
+from pqlab.pipeline.typed_metrics import IntervalMetrics, MetricsNode, Sanity
 from pqlab.report.consistency import consistency_table
 from pqlab.report.expressions import evaluate
-from pqlab.typed_metrics import IntervalMetrics, MetricsNode, Sanity
 from tests.test_report import CT, METRICS, REFERENCE, ST, _always, _changed, _rows, models
 
 # --- a stage with trials, a share and its complement, settings, a fraction, a sanity block ------------------------

@@ -1,4 +1,4 @@
-"""The stage registry (pqlab.studies.registry) is the one list of stages: dvc.yaml, the report's stage table, the CLI,
+"""The stage registry (pqlab.pipeline.registry) is the one list of stages: dvc.yaml, the report's stage table, the CLI,
 the notebooks and the session's smoke runs agree with it (issue 22 item 3)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from pqlab import cli
-from pqlab.studies import registry
+from pqlab.pipeline import registry
 from tests import smoke
 from tests.conftest import REPO
 

@@ -1,4 +1,4 @@
-"""Command line: ``pqlab info``, ``params``, and one command per study stage (``pqlab.studies``)."""
+"""Command line: ``pqlab info``, ``params``, ``pipeline``, and one command per study stage (from the stage registry)."""
 
 from __future__ import annotations
 
@@ -74,6 +74,22 @@ def _params(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pipeline(args: argparse.Namespace) -> int:
+    from pqlab.pipeline import dvc_file
+
+    path = Path(args.dvc_yaml)
+    if args.write_dvc:
+        path.write_text(dvc_file.text())
+        print(f"wrote {path} from the stage registry (pqlab.pipeline.registry)")
+        return 0
+    if dvc_file.stale(path):
+        print(f"pqlab: {path} is stale: it is not what the stage registry gives; run `pqlab pipeline --write-dvc`",
+              file=sys.stderr)
+        return 1
+    print(f"{path} is what the stage registry gives")
+    return 0
+
+
 def _settings_and_paths(args: argparse.Namespace):
     """The validated params and the project folder a study command writes under."""
     from pqlab import params
@@ -89,11 +105,6 @@ def _settings_and_paths(args: argparse.Namespace):
 def _print_written(result) -> None:
     for path in result.files:
         print(f"wrote {path}")
-
-
-def _print_tables(result, *names: str) -> None:
-    for name in names:
-        print(result.tables[name].to_string(index=False))
 
 
 def _run_study(args: argparse.Namespace, stage: str, show: Callable[[Any], int | None], settings=None, paths=None,
@@ -123,11 +134,11 @@ def _measure_only(args: argparse.Namespace, stage: str, settings=None, paths=Non
     """``--measure-only``: run the stage's measurement and write just its raw files, saying where."""
     import importlib
 
-    from pqlab.studies import raw_samples
+    from pqlab.pipeline import registry
 
     if settings is None:
         settings, paths = _settings_and_paths(args)
-    raw = raw_samples.spec(stage)
+    raw = registry.raw_spec(stage)
     measure = importlib.import_module(f"pqlab.studies.{raw.measure_stage}").measure
     for path in measure(settings, paths, progress=not getattr(args, "quiet", False), **options):
         print(f"wrote {path} (raw samples of {stage}; `pqlab raw import` it into another clone)")
@@ -135,7 +146,7 @@ def _measure_only(args: argparse.Namespace, stage: str, settings=None, paths=Non
 
 
 def _raw_import(args: argparse.Namespace) -> int:
-    from pqlab.studies import raw_samples
+    from pqlab.pipeline import raw_io
 
     settings, paths = _settings_and_paths(args)
     if args.name and (not args.edited or len(args.files) != 1):
@@ -144,51 +155,30 @@ def _raw_import(args: argparse.Namespace) -> int:
         raise RawSamplesError("names the one file imported with --edited", field="--as")
     for file in args.files:
         if args.edited:
-            target = raw_samples.import_edited(file, settings, paths, args.stage, args.name)
+            target = raw_io.import_edited(file, settings, paths, args.stage, args.name)
             print(f"imported {file} as {target}, recorded as EDITED BY HAND (REPORT.md marks every row it feeds)")
         else:
-            target = raw_samples.import_file(file, settings, paths, args.stage)
+            target = raw_io.import_file(file, settings, paths, args.stage)
             print(f"imported {file} as {target}")
     return 0
 
 
-def _costs(args: argparse.Namespace) -> int:
-    return _run_study(args, "costs", lambda result: _print_tables(result, "table1_costs"))
+def _study(args: argparse.Namespace) -> int:
+    """A study command (``args.stage``, from the registry): its own options, the params, the run, what it prints."""
+    from pqlab import cli_studies
+    from pqlab.pipeline import registry
 
-
-def _attacks(args: argparse.Namespace) -> int:
-    names = ("table6_attack_matrix", "attack_matrix_extra")
-
-    def show(result) -> int:
-        _print_tables(result, *names)
-        return 0 if all(result.tables[name]["pass"].all() for name in names) else 1
-
-    return _run_study(args, "attack_matrix", show)
-
-
-def _case_sizes(args: argparse.Namespace) -> int:
-    columns = ["config", "key_exchange", "chain", "auth", "cached", "Sigma1", "Sigma2", "Sigma3", "Total",
-               "fits_limit", "frames_total"]
-    return _run_study(args, "case_sizes",
-                      lambda result: print(result.tables["table1_case_sizes"][columns].to_string(index=False)))
-
-
-def _design_space(args: argparse.Namespace) -> int:
-    return _run_study(args, "design_space", lambda result: _print_tables(result, "design_space_pareto"))
-
-
-def _extended_design_space(args: argparse.Namespace) -> int:
-    return _run_study(args, "extended_design_space",
-                      lambda result: _print_tables(result, "extended_design_space_pareto"))
-
-
-def _transport(args: argparse.Namespace) -> int:
-    from pqlab.thread.case_inputs import load_configs
-
-    _check_workers(args)
-    configs, compute = load_configs(args.configs) if args.configs else (None, None)  # refused before the heavy imports
-    return _run_study(args, "transport", lambda result: _print_tables(result, "table1_case_times"), configs=configs,
-                      device_compute_ms=compute, workers=args.workers, scheduler=args.scheduler)
+    stage = registry.BY_NAME[args.stage]
+    options: dict[str, Any] = {}
+    if stage.grid:
+        _check_workers(args)
+        options |= {name: getattr(args, name) for name in stage.grid}
+    if stage.name in cli_studies.OPTIONS:
+        options |= cli_studies.OPTIONS[stage.name](args)
+    settings, paths = _settings_and_paths(args)
+    if stage.name in cli_studies.SETTINGS:
+        settings = cli_studies.SETTINGS[stage.name](args, settings)
+    return _run_study(args, stage.name, cli_studies.SHOW[stage.name], settings, paths, **options)
 
 
 def _check_workers(args: argparse.Namespace) -> None:
@@ -198,92 +188,11 @@ def _check_workers(args: argparse.Namespace) -> None:
         raise ParamsError(f"must be >= 1 (got {args.workers})", field="--workers")
 
 
-def _sensitivity(args: argparse.Namespace) -> int:
-    def show(result) -> None:
-        ipv6 = result.tables["fig4a_ipv6_block"]
-        print(ipv6.pivot(index="occupancy_pct", columns="burst_ms", values="ratio").sort_index(ascending=False)
-              .round(2).to_string())
-
-    _check_workers(args)
-    return _run_study(args, "sensitivity", show, workers=args.workers, scheduler=args.scheduler)
-
-
-def _amortisation(args: argparse.Namespace) -> int:
-    def show(result) -> None:
-        metrics = result.metrics
-        print(f"controller path: {metrics['controller_path']['used']} ({metrics['controller_path']['reason']})")
-        _print_tables(result, "table2_amortised", "omission_detection")
-        eq = metrics["equivocation"]
-        print(f"equivocation: {eq['exposed']} of {eq['trials']} exposed by comparing the two signed views")
-        print(metrics["dominant"]["sentence"])
-
-    return _run_study(args, "amortisation", show)
-
-
-def _control_cycle(args: argparse.Namespace) -> int:
-    def show(result) -> None:
-        _print_tables(result, "fig6_scan_summary", "control_cycle_scan_cost")
-        scheduling = result.metrics["scheduling"]
-        print(f"{result.metrics['host']}; CPU {scheduling['cpu']}, policy {', '.join(scheduling['policies'])}"
-              + (f" (SCHED_FIFO refused: {', '.join(scheduling['fifo_errors'])})" if scheduling["fifo_errors"]
-                 else ""))
-
-    return _run_study(args, "control_cycle", show)
-
-
-def _assumptions(args: argparse.Namespace) -> int:
-    def show(result) -> None:
-        columns = ["set", "ratio_min", "ratio_max", "spurious_2hop", "spurious_4hop", "d3_4hop_heavy_ipv6_completion",
-                   "sed_max_failure_rate"]
-        print(result.tables["assumptions_table"][columns].round(3).to_string(index=False))
-        print(result.tables["assumptions_slack_bound"][["hops", "ack_semantics", "slack_s", "ratio_ceiling"]]
-              .round(3).to_string(index=False))
-
-    _check_workers(args)
-    return _run_study(args, "assumptions", show, workers=args.workers, scheduler=args.scheduler)
-
-
-def _transport_crosscheck(args: argparse.Namespace) -> int:
-    def show(result) -> None:
-        print(result.tables["crosscheck_closing"].to_string(index=False))
-        transfers = result.tables["crosscheck_transfers"]
-        print(transfers[["config", "message", "transport", "hops", "topology", "pqlab_median_s", "ns3_median_s",
-                         "ratio", "framing_ratio", "ns3_extra_per_frame_us"]].round(4).to_string(index=False))
-
-    _check_workers(args)
-    return _run_study(args, "transport_crosscheck", show, workers=args.workers)
-
-
-def _image_tree(args: argparse.Namespace) -> int:
-    def show(result) -> None:
-        m = result.metrics
-        print(f"{m['files']} files, {m['total_bytes']} octets (median file {m['median_file_bytes']:.0f}, "
-              f"largest {m['max_file_bytes']}), {m['distribution']['directories']} directories")
-
-    return _run_study(args, "image_tree", show)
-
-
 def _grid_arguments(parser: argparse.ArgumentParser) -> None:
     """Where a simulator grid runs: local worker processes or a Dask scheduler; progress bar or not."""
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     parser.add_argument("--scheduler", help="Dask scheduler address (default: $PQLAB_DASK_SCHEDULER, else local)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-
-
-def _full_image(args: argparse.Namespace) -> int:
-    def show(result) -> None:
-        _print_tables(result, "table5_image")
-        eviction = result.metrics["eviction"]
-        print(f"eviction {'verified' if eviction['verified'] else 'NOT verified'} by mincore: "
-              f"{eviction['resident_before_pages']} pages resident before, {eviction['resident_after_pages']} after "
-              f"({eviction['files_still_resident']} files still resident)")
-
-    settings, paths = _settings_and_paths(args)
-    if args.image_dir:
-        section = settings.full_image.model_copy(update={"image_dir": str(Path(args.image_dir).resolve()),
-                                                         "scratch_tree": None})
-        settings = settings.model_copy(update={"full_image": section})
-    return _run_study(args, "full_image", show, settings, paths)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -319,14 +228,6 @@ def _papermill(args: argparse.Namespace) -> int:
     return 0
 
 
-def _recovery(args: argparse.Namespace) -> int:
-    def show(result) -> int:
-        _print_tables(result, "table4_recovery", "recovery_restart", "recovery_crash_injection")
-        return 0 if result.metrics["crash"]["all_fail_secure_or_resume"] else 1
-
-    return _run_study(args, "recovery", show)
-
-
 def _amort_vectors(args: argparse.Namespace) -> int:
     from pqlab.amort import vectors
     from pqlab.generated import replace_files, signed
@@ -357,23 +258,6 @@ def _amort_fuzz(args: argparse.Namespace) -> int:
     return 0 if not result.mismatches else 1
 
 
-def _scaling(args: argparse.Namespace) -> int:
-    def show(result) -> None:
-        print(f"controller path: {result.metrics['controller_path']} ({result.metrics['controller_path_reason']})")
-        _print_tables(result, "table3_scaling", "isolation", "partition_replay")
-
-    return _run_study(args, "scaling", show)
-
-
-def _device_origin(args: argparse.Namespace) -> int:
-    def show(result) -> None:
-        print(f"controller and device path: {result.metrics['controller_path']} "
-              f"({result.metrics['controller_path_reason']})")
-        _print_tables(result, "device_origin_auditor", "device_origin_tags")
-
-    return _run_study(args, "device_origin", show)
-
-
 def _study_arguments(parser: argparse.ArgumentParser, out_dir: bool = True) -> None:
     """The options every study command shares: which params file, which profile, where to write."""
     parser.add_argument("--params", default="params/params.yaml")
@@ -392,21 +276,26 @@ def _measuring_arguments(parser: argparse.ArgumentParser) -> None:
                       help="analyse the raw files in place; fail if they are missing, never measure")
 
 
-def _study_command(sub, command: str, func: Callable[[argparse.Namespace], int], help: str, *,
-                   quiet: str | None = "no progress bar", grid: bool = False,
-                   measuring: bool = True) -> argparse.ArgumentParser:
-    """A study's subcommand: the shared study options, then ``--quiet`` (its help ``quiet``; None: no such option) or
-    with ``grid`` the simulator grid's options, then with ``measuring`` the measuring study's two halves."""
-    parser = sub.add_parser(command, help=help)
-    _study_arguments(parser)
-    if grid:
-        _grid_arguments(parser)
-    elif quiet:
-        parser.add_argument("--quiet", action="store_true", help=quiet)
-    if measuring:
-        _measuring_arguments(parser)
-    parser.set_defaults(func=func)
-    return parser
+def _study_commands(sub: argparse._SubParsersAction) -> None:
+    """One subcommand per study stage of the registry: the shared study options, then ``--quiet`` (the stage's help
+    for it; none when None) or with a grid the simulator grid's options, the stage's own options, and for a measuring
+    stage its two halves (``--measure-only`` / ``--analyse-only``)."""
+    from pqlab.pipeline import registry
+
+    for stage in registry.STAGES:
+        if stage.kind == "report":  # not a study of the params: `pqlab report` reads every stage's metrics
+            continue
+        parser = sub.add_parser(stage.command, help=stage.help)
+        _study_arguments(parser)
+        for option in stage.options:
+            parser.add_argument(option.flag, help=option.help)
+        if stage.grid:
+            _grid_arguments(parser)
+        elif stage.quiet:
+            parser.add_argument("--quiet", action="store_true", help=stage.quiet)
+        if stage.raw:
+            _measuring_arguments(parser)
+        parser.set_defaults(func=_study, stage=stage.name)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -418,6 +307,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from pqlab.pipeline import registry
+
     parser = _Parser(prog="pqlab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -433,32 +324,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "first)")
     check.set_defaults(func=_params)
 
-    _study_command(sub, "costs", _costs, "run the AMORT-V1 cost characterisation (Table I, Fig. 2)")
-    _study_command(sub, "attacks", _attacks, "run the AMORT-V1 attack matrix (Table VI and extra cases)", quiet=None,
-                   measuring=False)
-    _study_command(sub, "case-sizes", _case_sizes, "run the PQ-CASE size model (Table I payload columns, Fig. 1)",
-                   quiet=None, measuring=False)
-    _study_command(sub, "design-space", _design_space, "run the PQ-CASE design space (Fig. 6, Device PQ, Pareto "
-                   "fronts)", quiet=None, measuring=False)
-    _study_command(sub, "extended-design-space", _extended_design_space, "the design space with newer algorithms: "
-                   "fronts, what enters them, new fits (beyond PQ-CASE §VIII)", measuring=False)
+    pipe = sub.add_parser("pipeline", help="dvc.yaml from the stage registry: write it, or check it is current")
+    pipe.add_argument("--dvc-yaml", default="dvc.yaml", help="the file (default: dvc.yaml)")
+    mode = pipe.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write-dvc", action="store_true", help="write it from the registry")
+    mode.add_argument("--check", action="store_true", help="exit 1 with one line when it differs from the registry's")
+    pipe.set_defaults(func=_pipeline)
 
-    tr = sub.add_parser("transport", help="run the PQ-CASE Thread transport grid (Fig. 2, Table I times)")
-    tr.add_argument("--configs",
-                    help="YAML/JSON: name -> {sizes: [Sigma1, Sigma2, Sigma3, status], device_compute_ms: "
-                    "[before Sigma2, before the status report]} (default: thread.configurations from Table I, "
-                    "sizes from the CASE size model)")
-    _study_arguments(tr)
-    _grid_arguments(tr)
-    _measuring_arguments(tr)
-    tr.set_defaults(func=_transport)
-
-    _study_command(sub, "sensitivity", _sensitivity, "run the PQ-CASE §VII sensitivity analyses (Fig. 4 a-c, Fig. 5)",
-                   grid=True)
-    _study_command(sub, "assumptions", _assumptions, "run the unstated-assumption study (channel rule, ACK loss, "
-                   "indirect retries, block timer) and the slack bound", grid=True)
-    _study_command(sub, "transport-crosscheck", _transport_crosscheck, "run the Thread transport simulator beside "
-                   "ns-3 (lr-wpan, sixlowpan) on the same scenarios and params; needs Debian's libns3-dev", grid=True)
+    _study_commands(sub)
 
     nb = sub.add_parser("papermill", help="run a notebook headless (papermill); any failure is one line on stderr")
     nb.add_argument("notebook")
@@ -472,21 +345,6 @@ def build_parser() -> argparse.ArgumentParser:
                     "profile, and its execution_timeout_s as the timeout (what dvc.yaml's stages run)")
     nb.add_argument("--cwd", help="working directory of the kernel (default: this one)")
     nb.set_defaults(func=_papermill)
-
-    _study_command(sub, "amortisation", _amortisation, "run the AMORT-V1 amortisation study (Eq. 1, Table II, Fig. 3, "
-                   "Fig. 4, omission and equivocation trials)", quiet="no progress bars")
-    _study_command(sub, "recovery", _recovery, "run AMORT-V1 restart/rollback recovery with a real TPM 2.0 (Table IV)")
-    _study_command(sub, "control-cycle", _control_cycle, "run the AMORT-V1 control-cycle harness (Fig. 6) on this "
-                   "host")
-    _study_command(sub, "image-tree", _image_tree, "generate data/raw/image_tree/ with the paper's image shape (§V-I)",
-                   measuring=False)
-
-    full = sub.add_parser("full-image", help="measure a software image warm and cold (AMORT-V1 Table V)")
-    _study_arguments(full)
-    full.add_argument("--image-dir", help="measure this directory instead of full_image.image_dir")
-    full.add_argument("--quiet", action="store_true", help="no progress bar")
-    _measuring_arguments(full)
-    full.set_defaults(func=_full_image)
 
     vec = sub.add_parser("amort-vectors", help="write AMORT-V1 differential vectors from the reference model (native "
                          "vs reference fast path, §V-A): the paper's 149, or the extension set")
@@ -506,15 +364,11 @@ def build_parser() -> argparse.ArgumentParser:
     fz.add_argument("--json", help="also write the result here")
     fz.set_defaults(func=_amort_fuzz)
 
-    rep = sub.add_parser("report", help="build paper_figs/REPORT.md from derived metrics")
+    rep = sub.add_parser("report", help=registry.BY_NAME["report"].help)
     rep.add_argument("--root", default=".", help="project folder (params/paper_reference.yaml is read from it)")
     rep.add_argument("--out-dir", help="folder holding the stages' data/ and paper_figs/, where REPORT.md is written "
                      "(default: --root)")
     rep.set_defaults(func=_report)
-    _study_command(sub, "scaling", _scaling, "run AMORT-V1 fleet scaling (Table III), isolation, re-keying and "
-                   "partition replay")
-    _study_command(sub, "device-origin", _device_origin, "run AMORT-V1 device-origin costs (Fig. 5, one vs two tags, "
-                   "prover extra work)")
 
     raw = sub.add_parser("raw", help="raw samples measured elsewhere")
     raw_sub = raw.add_subparsers(dest="raw_command", required=True)
@@ -541,7 +395,7 @@ def _interrupted(args: argparse.Namespace) -> str:
     if args.command == "papermill":
         return (f"interrupted while {args.notebook} ran; its study replaces an output set only whole, so each is the "
                 "previous complete set or the new complete one")
-    outputs, cache = sys.modules.get("pqlab.studies.outputs"), sys.modules.get("pqlab.cache")
+    outputs, cache = sys.modules.get("pqlab.pipeline.outputs"), sys.modules.get("pqlab.cache")
     if outputs is None:
         return "interrupted; nothing was written"
     return "interrupted; " + outputs.interrupt_report(getattr(cache, "KEPT", None))
@@ -587,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _no_space(exc: OSError) -> PqlabError:
     from pqlab.errors import OutputError
-    from pqlab.studies.outputs import free_octets, octets_text
+    from pqlab.pipeline.outputs import free_octets, octets_text
 
     where = Path(exc.filename) if exc.filename else Path.cwd()
     folder = next((p for p in (where, *where.parents) if p.is_dir()), Path.cwd())

@@ -37,7 +37,7 @@ LAYERS: tuple[Layer, ...] = (
           ("pqlab.params",)),
     Layer(3, "pipeline", "the stage registry, raw-sample provenance and checked reading, output sets, metrics models, "
           "dvc.yaml and this page's generators",
-          ("pqlab.pipeline", "pqlab.typed_metrics")),
+          ("pqlab.pipeline",)),
     Layer(4, "experiments", "what a measuring stage runs: timing harnesses, trials, attack cases, conformance vectors "
           "and fuzzing, the ns-3 runs",
           ("pqlab.experiments", "pqlab.attacks", "pqlab.amort.conformance", "pqlab.crosscheck")),
@@ -48,7 +48,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(6, "figures", "one module per stage, one function per figure", ("pqlab.figures",)),
     Layer(7, "studies", "one module per stage: load, compute, write (the only code that writes outputs); the report",
           ("pqlab.studies", "pqlab.report")),
-    Layer(8, "interfaces", "the pqlab command and the notebooks' entry points", ("pqlab.cli", "pqlab.cli_whatif")),
+    Layer(8, "interfaces", "the pqlab command and the notebooks' entry points", ("pqlab.cli", "pqlab.cli_whatif", "pqlab.cli_studies")),
 )
 ROOT = "pqlab"  # the package itself holds only its __init__: every other module needs a prefix of its own
 RANK: dict[str, int] = {layer.name: layer.rank for layer in LAYERS}

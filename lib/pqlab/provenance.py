@@ -17,6 +17,6 @@ def hand_edited(metadata: dict[str, Any]) -> list[str]:
 
 def analysis_profile(metadata: dict[str, Any]) -> str | None:
     """The profile an analysis output was computed under (``analysis.params.profile``, written by
-    ``raw_samples.analysis_metadata``), else the profile its samples were measured under."""
+    ``raw_provenance.analysis_metadata``), else the profile its samples were measured under."""
     analysed = ((metadata.get("analysis") or {}).get("params") or {}).get("profile")
     return analysed or (metadata.get("measured") or {}).get("profile")

@@ -1,4 +1,4 @@
-"""The shared figure style (studies save figures through ``pqlab.studies.outputs.OutputSet``)."""
+"""The shared figure style (studies save figures through ``pqlab.pipeline.outputs.OutputSet``)."""
 
 from __future__ import annotations
 

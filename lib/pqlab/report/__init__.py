@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pqlab.pipeline.metrics.by_stage import stage_model
 from pqlab.report.consistency import consistency_table
 from pqlab.report.coverage import coverage_table
 from pqlab.report.metrics import MetricsTree, _lookup
@@ -28,7 +29,6 @@ from pqlab.report.schema import (
     load_reference,
 )
 from pqlab.report.verdicts import Outcome, Verdict, collect, in_pipeline, judge
-from pqlab.typed_metrics import stage_model
 
 
 def metrics_tree(reference: Reference, root: Path, models: ModelLookup = stage_model) -> MetricsTree:

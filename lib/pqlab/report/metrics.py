@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from pqlab.errors import InputError, MetricsMismatchError
 from pqlab.io import read_json
-from pqlab.typed_metrics import StageMetrics, stage_model
+from pqlab.pipeline.metrics.by_stage import stage_model
+from pqlab.pipeline.typed_metrics import StageMetrics
 from pqlab.validation import dotted, first_problem
 
 MISSING = object()

@@ -41,8 +41,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from pqlab.config import read_yaml
 from pqlab.errors import ParamsError
+from pqlab.pipeline.metrics.by_stage import stage_model
+from pqlab.pipeline.typed_metrics import StageMetrics, declared
 from pqlab.report.expressions import ExpressionError, names
-from pqlab.typed_metrics import StageMetrics, declared, stage_model
 from pqlab.validation import first_problem
 
 HARDWARE_TOLERANCE = (0.8, 1.25)   # normalised here/paper of a hardware row: at most ±25 %

@@ -12,7 +12,6 @@ over zero trials or fewer cells than the paper's differs, and the reason says wh
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
 from collections.abc import Callable
@@ -25,6 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from pqlab.errors import MetricsMismatchError
+from pqlab.pipeline import registry
 from pqlab.report.expressions import ExpressionError, evaluate
 from pqlab.report.metrics import MISSING, MetricsTree, absence, describe_value, lookup, lookup_all, number, parent
 from pqlab.report.schema import BINOMIAL_CONFIDENCE, HARDWARE_TOLERANCE, Printed, Quantity, Reference, resolve
@@ -77,8 +77,8 @@ class _NotRun(Exception):
 
 
 def in_pipeline(stage: str) -> bool:
-    """Whether this installation has the study module of ``stage`` (``pqlab.studies.<stage>``)."""
-    return importlib.util.find_spec(f"pqlab.studies.{stage}") is not None
+    """Whether ``stage`` is a stage of the pipeline (:mod:`pqlab.pipeline.registry`)."""
+    return stage in registry.BY_NAME
 
 
 def missing_file(stage: str | None, filename: str, pipeline: Callable[[str], bool] = in_pipeline) -> str:
@@ -651,7 +651,7 @@ def _as_printed(end: Printed | None) -> float | int | None:
 
 
 def hand_edited(tree: MetricsTree, metrics_file: str) -> list[str]:
-    """The raw files imported as edited by hand behind a stage's metrics (``raw_samples.hand_edited``)."""
+    """The raw files imported as edited by hand behind a stage's metrics (``hand_edited``: raw_provenance.source)."""
     document = tree.document(metrics_file) if metrics_file in tree.stages else None
     block = document.get("raw_samples") if isinstance(document, dict) else None
     edited = block.get("hand_edited") if isinstance(block, dict) else None

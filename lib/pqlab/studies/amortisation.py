@@ -13,22 +13,22 @@ from pqlab import io, machine
 from pqlab.analysis import amortisation as analysis
 from pqlab.analysis import amortisation_models as models
 from pqlab.analysis import costs as cost_analysis
-from pqlab.analysis.amortisation_schema import AmortisationMetrics
 from pqlab.errors import StudyInputError, warn
 from pqlab.experiments import adaptive_sweep, costs
 from pqlab.figures.amortisation import amortisation_sensitivity, fig3_amortisation, fig4_tradeoff
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.metrics.amortisation import AmortisationMetrics
+from pqlab.pipeline.outputs import OutputSet, rounded
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import validated
 from pqlab.provenance import analysis_profile, hand_edited
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet, rounded
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import validated
+from pqlab.studies import measuring
 
 STAGE = "amortisation"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 UPSTREAM_EDITED = "costs_hand_edited"  # in cost_medians' provenance: the costs stage's raw files edited by hand
-METRICS = AmortisationMetrics
 
 
 def cost_medians(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True,
@@ -66,7 +66,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     paths.check_writable(paths.derived, paths.amort_figs)
     cost_stats, provenance = cost_medians(settings, paths, progress=progress, measure=measure_costs)
     upstream_edited = provenance.pop(UPSTREAM_EDITED, [])
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    frames, raw_metadata = raw_io.read(RAW, settings, paths)
     raw, plan = frames["amortisation_sweep.parquet"], frames["amortisation_sweep_plan.parquet"]
     path_rows, fsync_rows = frames["amortisation_path_probe.parquet"], frames["amortisation_fsync_probe.parquet"]
     omission, equivocation = frames["amortisation_omission.parquet"], frames["amortisation_equivocation.parquet"]
@@ -92,10 +92,10 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     headline = validated(AmortisationMetrics, analysis.metrics(
         settings, inputs, compared, per_trial, omission, equivocation, sensitivity, provenance, info) | {
         "storage_skipped": raw_metadata["storage_skipped"], "wall_s": raw_metadata["wall_s"],
-        "raw_samples": raw_samples.source(raw_metadata, upstream_edited)})
+        "raw_samples": raw_provenance.source(raw_metadata, upstream_edited)})
     for failure in headline["sanity"]["failed"]:
         warn(f"amortisation: sanity check failed: {failure['cause']}")
-    metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings) | {"study": STAGE, "inputs": provenance}
+    metadata = raw_provenance.analysis_metadata(raw_metadata, RAW, settings) | {"study": STAGE, "inputs": provenance}
     table, model = analysis.table2(compared, means, cfg), analysis.model_table(inputs, cfg)
     detection, curve = analysis.omission_table(omission), analysis.curve_csv(compared)
     cpu, used = raw_metadata["cpu_model"], raw_metadata["controller_path"]["used"]
@@ -131,6 +131,6 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True, an
         **measure_options: Any) -> StudyResult:
     """Measure when the raw samples are missing or do not match (never with ``analyse_only``), then analyse; only a
     run that may measure may also measure the cost study's inputs in memory when they are missing."""
-    return raw_samples.measured_then_analysed(STAGE, functools.partial(analyse, measure_costs=not analyse_only),
+    return measuring.measured_then_analysed(STAGE, functools.partial(analyse, measure_costs=not analyse_only),
                                               settings, paths, analyse_only=analyse_only, progress=progress,
                                               **measure_options)

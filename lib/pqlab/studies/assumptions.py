@@ -12,15 +12,17 @@ from pqlab.analysis.transport_summary import counts_and_medians
 from pqlab.figures.assumptions import fig_assumptions
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.metrics.assumptions import AssumptionsMetrics
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import validated
+from pqlab.studies import measuring
 from pqlab.thread import assumptions
 from pqlab.thread.case_inputs import table1_inputs
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
 
 STAGE = "assumptions"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 # metrics per set (numbers only: dvc metrics diff compares numbers)
 SET_METRICS = ("ratio_min", "ratio_max", "spurious_2hop", "spurious_4hop", "d3_4hop_heavy_ipv6_completion",
                "d3_4hop_heavy_ipv6_median_s", "d3_4hop_heavy_block_completion", "sed_max_failure_rate",
@@ -28,55 +30,11 @@ SET_METRICS = ("ratio_min", "ratio_max", "spurious_2hop", "spurious_4hop", "d3_4
 BOUND_METRICS = ("eq2_expected_total", "slack_s", "t_clean_ipv6_s", "t_clean_block_s", "t_max_s", "ratio_ceiling")
 
 
-class AssumptionSet(MetricsNode):
-    """The transport headlines under one assumption set (channel rule, ACK loss, or one further change)."""
-
-    ratio_min: float | None
-    ratio_max: float | None
-    spurious_2hop: float | None
-    spurious_4hop: float | None
-    d3_4hop_heavy_ipv6_completion: float | None
-    d3_4hop_heavy_ipv6_median_s: float | None
-    d3_4hop_heavy_block_completion: float | None
-    sed_max_failure_rate: float | None
-    sed_scenarios_with_failures: int | None
-    sed_failures_in_Sigma3: float | None
-
-
-class Bound(MetricsNode):
-    """The slack bound at one hop count: Eq. 2's expected spurious resends and the largest ratio they allow."""
-
-    eq2_expected_total: float
-    slack_s: float
-    t_clean_ipv6_s: float
-    t_clean_block_s: float
-    t_max_s: float
-    ratio_ceiling: float
-
-
-class LossFree(MetricsNode):
-    sigma2_per_hop_s: float
-    sigma3_per_hop_s: float
-    device_compute_s: float
-    controller_compute_s: float
-
-
-class AssumptionsMetrics(StageMetrics):
-    runs_per_scenario: int
-    sets: dict[str, AssumptionSet]
-    bound: dict[str, dict[str, Bound]]
-    loss_free: dict[str, LossFree]
-    raw_samples: RawSource
-
-
-METRICS = AssumptionsMetrics
-
-
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Per assumption set: counts and medians, the headline row; the slack bound; the figure and metrics."""
     paths.check_writable(paths.derived, paths.case_figs)
     a, thread = settings.assumptions, settings.thread
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    frames, raw_metadata = raw_io.read(RAW, settings, paths)
     d3 = thread.figure_configs["drop_in"]
     configs, compute = table1_inputs(list(dict.fromkeys([*thread.configurations, d3])),
                                      paths.input(settings.inputs.cycles_file))
@@ -95,7 +53,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                                      for r in bound[bound["ack_semantics"] == sem].itertuples()}
                                for sem in ("estimated", "on_arrival")},
                      "loss_free": loss_free_per_hop(thread, configs[d3], compute[d3], a.bound_hops),
-                     "raw_samples": raw_samples.source(raw_metadata)}
+                     "raw_samples": raw_provenance.source(raw_metadata)}
     figure = fig_assumptions(table, bound, config=d3, ratio_hops=list(thread.ratio_hops), runs=a.runs)
     shown = table.drop(columns=[c for c in table if c.startswith("d3_") and c.endswith("hop_none_ipv6_median_s")])
     with OutputSet(paths, STAGE) as out:
@@ -111,4 +69,4 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                        files=out.written, data={"summaries": summaries})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

@@ -12,7 +12,7 @@ import pandas as pd
 from pqlab import machine
 from pqlab.amort import hardening_cost
 from pqlab.amort.attacks import run_matrix
-from pqlab.amort.attacks.metrics import AttackMatrixMetrics, stage_metrics
+from pqlab.amort.attacks.metrics import stage_metrics
 from pqlab.amort.attacks.summary import TABLE_COLUMNS, summarise_runs, variant_table
 from pqlab.amort.fastpath import resolve_controller_path
 from pqlab.amort.lab import KeySet
@@ -20,12 +20,13 @@ from pqlab.amort.profile import VARIANTS
 from pqlab.figures.attack_matrix import attack_matrix_overview, attack_matrix_variants
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet, scratch_dir
-from pqlab.studies.result import StudyResult
+from pqlab.pipeline import raw_provenance
+from pqlab.pipeline.metrics.attack_matrix import AttackMatrixMetrics
+from pqlab.pipeline.outputs import OutputSet, scratch_dir
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import validated
 
 STAGE = "attack_matrix"
-METRICS = AttackMatrixMetrics  # the typed model of attack_matrix_metrics.json (pqlab.amort.attacks.metrics)
 
 
 def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
@@ -34,7 +35,7 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
     cfg, wire = settings.attack_matrix, settings.amort.wire_format
     paths.check_writable(paths.raw, paths.derived, paths.amort_figs)
     resolved = resolve_controller_path(settings.amort.controller_path)
-    load_before = raw_samples.load_average()
+    load_before = raw_provenance.load_average()
     frames, seconds = [], {variant: [] for variant in VARIANTS}
     with scratch_dir(paths, STAGE) as scratch:  # checkpoint logs; removed even if the run is killed
         for repeat in range(cfg.repeats):
@@ -49,18 +50,18 @@ def run(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) ->
         setup = hardening_cost.CostSetup(cfg.cost_identities, cfg.cost_rounds, cfg.cost_k, cfg.cost_epochs,
                                          cfg.cost_trials, settings.seed, resolved.path, wire, cfg.checkpoint_signer)
         cost_samples = hardening_cost.measure(setup, scratch, progress=progress)
-    load_after = raw_samples.load_average()
+    load_after = raw_provenance.load_average()
     runs = pd.concat(frames, ignore_index=True)
     paper_runs = runs[runs["variant"] == "paper"]
     summary = summarise_runs(paper_runs)
     variants = variant_table(runs)
     cost = hardening_cost.summarise(cost_samples)
     metadata = machine.run_metadata(params=settings.model_dump(mode="json"), backends={})
-    metrics = stage_metrics(summary, paper_runs, variants, seconds, cfg, {
+    metrics = validated(AttackMatrixMetrics, stage_metrics(summary, paper_runs, variants, seconds, cfg, {
         "hardening_cost": hardening_cost.metrics(cost, setup),
         "load_average": {"before": load_before, "after": load_after},
         "wire_format": wire, "controller_path": resolved.path, "controller_path_reason": resolved.reason,
-        "profile": settings.profile, "cpu_model": metadata.get("cpu_model")})
+        "profile": settings.profile, "cpu_model": metadata.get("cpu_model")}))
     table6 = summary[summary["table"] == "table6"][TABLE_COLUMNS].reset_index(drop=True)
     extra = summary[summary["table"] == "extra"][TABLE_COLUMNS].reset_index(drop=True)
     figures = {"attack_matrix_overview": attack_matrix_overview(summary),

@@ -9,104 +9,25 @@ from pqlab.errors import warn
 from pqlab.figures.control_cycle import fig6_scan
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, Sanity, validated
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.metrics.control_cycle import ControlCycleMetrics
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import validated
+from pqlab.studies import measuring
 
 STAGE = "control_cycle"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 
-
-class Percentiles(MetricsNode):
-    p50: float
-    p99: float
-    p999: float
-    max: float
-
-
-class AddedCost(MetricsNode):
-    """Execution time a configuration adds over the baseline: median difference and its interval."""
-
-    median: float
-    ci: list[float]
-
-
-class Configuration(MetricsNode):
-    """One Fig. 6 configuration: scan response time percentiles and deadline misses over its cycles."""
-
-    label: str
-    cycles: int
-    p50_us: float
-    p99_us: float
-    p999_us: float
-    max_us: float
-    deadline_misses: int
-    wakeup_us: Percentiles
-    execution_us: Percentiles
-
-
-class MedianRange(MetricsNode):
-    low: float
-    high: float
-
-
-class TagCosts(MetricsNode):
-    one_tag: float
-    two_tags_chain: float
-
-
-class ScanCosts(TagCosts):
-    scan: float
-
-
-class Scheduling(MetricsNode):
-    cpu: int | None
-    policies: list[str]
-    realtime_obtained: bool
-    fifo_errors: list[str]
-    pinned: bool
-    off_target_cycles: int
-    steal_ms: dict[str, float | None]
-
-
-class ControlCycleMetrics(IntervalMetrics):
-    host: str
-    period_us: float
-    deadline_us: float
-    cycles_total: int
-    configurations_measured: int
-    deadline_misses_total: int
-    median_range_us: MedianRange
-    max_response_us: float
-    execution_median_range_us: MedianRange
-    wakeup_median_range_us: MedianRange
-    max_execution_us: float
-    added_execution_us: dict[str, AddedCost]
-    configurations: dict[str, Configuration]
-    per_scan_cost_us: ScanCosts
-    evidence_us: TagCosts
-    second_tag_and_chain_us: float | None
-    per_scan_cost_scans: dict[str, int]
-    rounds: int
-    sanity: Sanity
-    evidence_back_to_back_us: TagCosts
-    scheduling: Scheduling
-    cpu_model: str | None
-    clock_read_ns: float
-    raw_samples: RawSource
-
-
-METRICS = ControlCycleMetrics
 
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Summarise every configuration, draw Fig. 6, write the summary, tables and metrics."""
     paths.check_writable(paths.derived, paths.amort_figs)
     cfg = settings.control_cycle
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    frames, raw_metadata = raw_io.read(RAW, settings, paths)
     samples = frames["control_cycle_samples.parquet"]
     runs = raw_metadata["runs"]
-    metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings)
+    metadata = raw_provenance.analysis_metadata(raw_metadata, RAW, settings)
     summary = control_cycle.summarise(samples, cfg)
     cost = control_cycle.per_scan_cost(samples, cfg)
     warm = {int(tags): us for tags, us in raw_metadata["back_to_back_evidence_us"].items()}
@@ -118,7 +39,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     extra = {key: raw_metadata[key] for key in ("cpu_model", "clock_read_ns")}
     extra["host"] = raw_metadata["host_note"]
     headline = validated(ControlCycleMetrics, control_cycle.metrics(summary, cost, runs, settings, extra, added)
-                         | {"raw_samples": raw_samples.source(raw_metadata)})
+                         | {"raw_samples": raw_provenance.source(raw_metadata)})
     for failure in headline["sanity"]["failed"]:
         warn(f"control_cycle: sanity check failed: {failure['cause']}")
     fig6 = samples[samples["configuration"].isin(list(cfg.configurations))]
@@ -137,4 +58,4 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                        files=out.written, data={"samples": samples, "summary": summary, "runs": runs})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

@@ -14,61 +14,12 @@ from pqlab.case.device_compute import load_cycles
 from pqlab.figures.design_space import fig6_design_space
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.pipeline.metrics.design_space import DesignSpaceMetrics
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import validated
 
 STAGE = "design_space"
-
-
-class DevicePq(MetricsNode):
-    ms: float
-
-
-class SmallestLargest(MetricsNode):
-    bytes: int
-    points: int
-    example: str
-
-
-class Fits(MetricsNode):
-    points: int
-    key_exchanges: list[str]
-    cached: list[str]
-    noc: list[str]
-
-
-class ParetoPoint(MetricsNode):
-    total_kB: float
-    device_ms: float
-    points: int
-
-
-class Dimensions(MetricsNode):
-    key_exchange: int
-    noc: int
-    icac: int
-    rcac: int
-    mode: int
-
-
-class DesignSpaceMetrics(StageMetrics):
-    points: int
-    distinct_points: int
-    device_pq: dict[str, DevicePq]
-    smallest_largest_message: dict[str, SmallestLargest]
-    fits: Fits
-    pareto: dict[str, dict[str, ParetoPoint]]
-    dimensions: Dimensions
-    pareto_members: dict[str, int]
-    pareto_outlined: int
-    fips_points_that_fit: int
-    new_signature_points: int
-    new_signature_dominated_fraction: float
-    device_clock_mhz: float           # the responder's clock the pqm4 cycle counts are divided by
-
-
-METRICS = DesignSpaceMetrics
 
 
 def space_facts(space: pd.DataFrame, pareto: pd.DataFrame) -> dict:

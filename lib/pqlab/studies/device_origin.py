@@ -8,93 +8,25 @@ from pqlab.analysis import device_origin as analysis
 from pqlab.figures.device_origin import fig5_auditor
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.metrics.device_origin import DeviceOriginMetrics
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import validated
+from pqlab.studies import measuring
 
 STAGE = "device_origin"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 PROVENANCE = ("controller_path_requested", "controller_path", "controller_path_reason", "device_path", "auditor_path",
               "profile")
-
-
-class AuditLevels(MetricsNode):
-    """Cold-auditor µs per report at one checkpoint interval k, per audit level (Fig. 5)."""
-
-    log_only_us: float
-    log_checkpoint_us: float
-    log_inclusion_us: float
-    mac_recheck_us: float
-    chain_in_order_us: float
-    chain_independent_us: float
-    in_order_with_mac_us: float
-    independent_with_mac_us: float
-    origin_in_order_us: float
-    origin_independent_us: float
-    device_signature_us: float
-
-
-class ControllerTags(MetricsNode):
-    one_tag_us: float
-    two_tag_us: float
-    difference_us: float
-    cliffs_delta: float
-
-
-class Prover(MetricsNode):
-    second_tag_us: float
-    chain_us_per_report: float
-    extra_us_per_report: float
-
-
-class DisclosureDelay(MetricsNode):
-    max_records: float
-    mean_records: float
-    max_seconds: float
-
-
-class Samples(MetricsNode):
-    """How many trials the numbers rest on (each row's n): the auditor's per k, the controller's one- vs two-tag
-    comparison, the prover's."""
-
-    auditor_trials: int
-    controller_trials: int
-    prover_trials: int
-    prover_reports: int
-
-
-class DeviceOriginMetrics(StageMetrics):
-    samples: Samples
-    auditor: dict[str, AuditLevels]
-    in_order_with_mac_us: float
-    in_order_traversal_us: float
-    in_order_max_over_min: float
-    independent_traversal_us: dict[str, float]
-    independent_largest_over_smallest_k: float
-    k_range: list[int]
-    controller_tags: ControllerTags
-    prover: Prover
-    disclosure_delay: dict[str, DisclosureDelay]
-    report_rate_hz: float
-    controller_path: str
-    controller_path_reason: str
-    controller_path_requested: str
-    device_path: str
-    auditor_path: str
-    cpu_model: str | None
-    raw_samples: RawSource
-
-
-METRICS = DeviceOriginMetrics
 
 
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """The auditor table, one vs two tags, Fig. 5 and the metrics from the five raw files."""
     paths.check_writable(paths.derived, paths.amort_figs)
-    (auditor, delays, tags, samples, builds), raw_metadata = raw_samples.read_named(
+    (auditor, delays, tags, samples, builds), raw_metadata = raw_io.read_named(
         RAW, settings, paths, "auditor", "delays", "tags", "prover", "chain_setup")
-    metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings)
+    metadata = raw_provenance.analysis_metadata(raw_metadata, RAW, settings)
     rate = settings.device_origin.report_rate_hz
     table = analysis.auditor_table(auditor, analysis.delay_summary(delays, rate), raw_metadata["components"])
     comparison = analysis.tags_table(tags, samples, builds)
@@ -104,7 +36,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                "prover_reports": len(samples)}
     headline = validated(DeviceOriginMetrics, analysis.metrics(table, comparison, provenance, rate)
                          | {"samples": counted, "cpu_model": raw_metadata["cpu_model"],
-                            "raw_samples": raw_samples.source(raw_metadata)})
+                            "raw_samples": raw_provenance.source(raw_metadata)})
     figure = fig5_auditor(auditor, raw_metadata["cpu_model"])
     with OutputSet(paths, STAGE) as out:
         out.table(table, paths.amort_figs / "device_origin_auditor", markdown=table.round(4))
@@ -120,4 +52,4 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                              "chain_setup": builds, "metadata": metadata})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

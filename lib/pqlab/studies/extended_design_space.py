@@ -22,9 +22,10 @@ from pqlab.errors import ParamsError
 from pqlab.figures.extended_design_space import fig_extended_design_space
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, StageMetrics, validated
+from pqlab.pipeline.metrics.extended_design_space import ExtendedDesignSpaceMetrics
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import validated
 
 STAGE = "extended_design_space"
 SHOWN = ["total", "device_ms", "largest", "points", *ext.KEY_COLUMNS, "family"]
@@ -43,54 +44,6 @@ def cycle_table(paths: ProjectPaths, settings: StudyParams):
             raise ParamsError(f"{name}: {pqm4.IMPLEMENTATIONS_FILE} and {settings.inputs.cycles_file} disagree "
                               "on its fastest cycle counts", field=pqm4.IMPLEMENTATIONS_FILE)
     return cycles, table.source_commit
-
-
-class Fits(MetricsNode):
-    points: int
-    new_points: int
-    new_with_device_cost: int
-
-
-class SmallestLargest(MetricsNode):
-    paper: int
-    all: int
-    all_with_device_cost: int
-
-
-class Entering(MetricsNode):
-    total_kB: float
-    device_ms: float | None
-    key_exchange: str
-    noc: str
-    icac: str
-    rcac: str
-    mode: str
-    family: str
-
-
-class Front(MetricsNode):
-    classes: int
-    new_classes: int
-    new_points: int
-    displaced_paper_classes: int
-    entering: list[Entering]
-
-
-class ExtendedDesignSpaceMetrics(StageMetrics):
-    """``extended_design_space_metrics.json``: the extended space's size, fits, smallest largest messages and the
-    classes entering each Pareto front."""
-
-    points: int
-    paper_points: int
-    new_points: int
-    device_known_points: int
-    fits: Fits
-    smallest_largest_message: SmallestLargest
-    fronts: dict[str, Front]
-    unranked_classes: int
-
-
-METRICS = ExtendedDesignSpaceMetrics
 
 
 def metrics(space: pd.DataFrame, fronts: pd.DataFrame, gone: pd.DataFrame, off: pd.DataFrame) -> dict:

@@ -9,70 +9,15 @@ from pqlab.errors import warn
 from pqlab.figures.full_image import full_image_times
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.metrics.full_image import FullImageMetrics
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import validated
+from pqlab.studies import measuring
 
 STAGE = "full_image"
-RAW = raw_samples.spec(STAGE)
-
-
-class CacheState(MetricsNode):
-    """Table V for one cache state: median time, throughput, ratio to one signature, measurements per second."""
-
-    median_ms: float
-    throughput_mb_s: float
-    ratio_to_sign: float | None   # None when the cost study has not run
-    measurements_per_s: float
-    backend: str | None
-    reliable: bool
-    unreliable_because: list[str]
-
-
-class ImageFacts(MetricsNode):
-    files: int
-    octets: int
-    pages: int
-    digest: str
-    digest_stable: bool
-    copy_digest_equal: bool | None
-
-
-class Eviction(MetricsNode):
-    method: str
-    verified: bool
-    files_still_resident: int
-    resident_before_pages: int
-    resident_after_pages: int
-    resident_after_read_pages: int
-    cold_over_warm_median: float
-
-
-class SignatureReference(MetricsNode):
-    """The cost study's signature median the ratios divide by (None, with why, when that stage has not run)."""
-
-    file: str
-    key: str
-    median_us: float | None
-    backend: str | None
-    missing: str | None = None
-
-
-class FullImageMetrics(StageMetrics):
-    warm: CacheState
-    cold: CacheState
-    image: ImageFacts
-    eviction: Eviction
-    signature: SignatureReference
-    image_source: str
-    reliable: bool
-    repetitions: int                  # the fewest timed repetitions of a cache condition (each row's n)
-    cpu_model: str | None
-    raw_samples: RawSource
-
-
-METRICS = FullImageMetrics
+RAW = registry.raw_spec(STAGE)
 
 
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
@@ -82,14 +27,14 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     reference = image_runs.signature_reference(paths.derived / "costs_metrics.json",
                                                settings.full_image.reference_operation, paths.root)
     upstream_edited = reference.pop("hand_edited", [])
-    (samples, evictions), raw_metadata = raw_samples.read_named(RAW, settings, paths, "samples", "evictions")
+    (samples, evictions), raw_metadata = raw_io.read_named(RAW, settings, paths, "samples", "evictions")
     copy_digest = raw_metadata["copy_digest"]
     unreliable = image_runs.reliability(samples, copy_digest)
     table = image_runs.table5(samples, reference["median_us"], unreliable)
     headline = image_runs.metrics(samples, table, reference, copy_digest) | {
         "profile": settings.profile, "cpu_model": raw_metadata["cpu_model"],
         "image_source": raw_metadata["image_source"],
-        "raw_samples": raw_samples.source(raw_metadata, upstream_edited),
+        "raw_samples": raw_provenance.source(raw_metadata, upstream_edited),
         "repetitions": int(samples.groupby("condition").size().min()) if len(samples) else 0}
     headline = validated(FullImageMetrics, headline)
     figure = full_image_times(samples, reference["median_us"], raw_metadata["cpu_model"])
@@ -112,4 +57,4 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                        files=out.written, data={"samples": samples, "evictions": evictions})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

@@ -9,7 +9,7 @@ from pathlib import Path
 from pqlab import machine
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
+from pqlab.pipeline import raw_provenance, registry
 from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import GridPoint, clean_parts, run_grid
 
@@ -22,12 +22,12 @@ def parts_folder(paths: ProjectPaths, stage: str) -> Path:
 def simulate(stage: str, settings: StudyParams, paths: ProjectPaths, points: Sequence[GridPoint], thread: ThreadParams,
              runs: int, *, workers: int | None, scheduler: str | None, progress: bool) -> list[Path]:
     """Run every point ``runs`` times (process pool or Dask) and write the one raw file of ``stage``."""
-    raw = raw_samples.spec(stage)
+    raw = registry.raw_spec(stage)
     paths.check_writable(paths.raw)
-    load_before = raw_samples.load_average()
+    load_before = raw_provenance.load_average()
     table = run_grid(points, thread, parts_folder(paths, stage), runs=runs, workers=workers, scheduler=scheduler,
                      progress=progress)
     (name,) = raw.files
-    written = raw_samples.write(raw, settings, paths, {name: table}, machine.run_metadata(), load_before)
+    written = raw_provenance.write(raw, settings, paths, {name: table}, machine.run_metadata(), load_before)
     clean_parts(parts_folder(paths, stage))
     return written

@@ -6,8 +6,8 @@ from pqlab import machine
 from pqlab.experiments import image_tree
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
 
 STAGE = "image_tree"
 

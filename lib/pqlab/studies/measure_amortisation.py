@@ -20,11 +20,11 @@ from pqlab.experiments import adaptive_sweep
 from pqlab.experiments import amortisation as sweep
 from pqlab.params import AmortisationParams, StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.pipeline import raw_provenance, registry
 from pqlab.raw_labels import beside_scheme
 from pqlab.seeds import derive_seed
-from pqlab.studies import raw_samples
 
-RAW = raw_samples.spec("amortisation")
+RAW = registry.raw_spec("amortisation")
 TRIAL_SIGNER = "ML-DSA-65"  # the detection trials' checkpoint signer (detection does not depend on it)
 
 
@@ -119,7 +119,7 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     and each phase's wall time go into the metadata."""
     cfg = settings.amortisation
     paths.check_writable(paths.raw)
-    load_before = raw_samples.load_average()
+    load_before = raw_provenance.load_average()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
         resolved = fastpath.resolve_controller_path(settings.amort.controller_path)
@@ -152,4 +152,4 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
               "amortisation_sensitivity_probe.parquet": probe,
               "amortisation_sensitivity_sweep.parquet": sensitivity,
               "amortisation_omission.parquet": omission, "amortisation_equivocation.parquet": equivocation}
-    return raw_samples.write(RAW, settings, paths, frames, metadata, load_before)
+    return raw_provenance.write(RAW, settings, paths, frames, metadata, load_before)

@@ -13,9 +13,9 @@ from pqlab import machine
 from pqlab.experiments import control_cycle
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
+from pqlab.pipeline import raw_provenance, registry
 
-RAW = raw_samples.spec("control_cycle")
+RAW = registry.raw_spec("control_cycle")
 HOST_NOTE = "Linux host, not a PLC: the same method as the paper's OpenPLC prover, on this machine"
 
 
@@ -28,11 +28,11 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     """Run every configuration, time back-to-back evidence and the clock, and write the samples."""
     paths.check_writable(paths.raw)
     cfg = settings.control_cycle
-    load_before = raw_samples.load_average()
+    load_before = raw_provenance.load_average()
     clock_ns = control_cycle.clock_overhead_ns()
     samples, runs = control_cycle.run_all(cfg, settings.seed, progress=progress)
     warm = control_cycle.back_to_back_evidence_us(cfg, np.random.default_rng([settings.seed, 1]))
     metadata = machine.run_metadata(backends=_signer_backends(runs)) | {
         "study": "control_cycle", "host_note": HOST_NOTE, "runs": runs, "cpu_model": machine.cpu_model(),
         "clock_read_ns": clock_ns, "back_to_back_evidence_us": {str(tags): us for tags, us in warm.items()}}
-    return raw_samples.write(RAW, settings, paths, {"control_cycle_samples.parquet": samples}, metadata, load_before)
+    return raw_provenance.write(RAW, settings, paths, {"control_cycle_samples.parquet": samples}, metadata, load_before)

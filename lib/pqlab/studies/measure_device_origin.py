@@ -10,15 +10,15 @@ from pqlab.amort.fastpath import resolve_controller_path
 from pqlab.experiments import device_origin as experiment
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
+from pqlab.pipeline import raw_provenance, registry
 
-RAW = raw_samples.spec("device_origin")
+RAW = registry.raw_spec("device_origin")
 
 
 def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> list[Path]:
     """Measure the auditor, the controller's tags and the prover; write the samples with their provenance."""
     paths.check_writable(paths.raw)
-    load_before = raw_samples.load_average()
+    load_before = raw_provenance.load_average()
     resolved = resolve_controller_path(settings.amort.controller_path)
     auditor, delays = experiment.measure_auditor(settings, paths.raw, progress=progress)
     tags = experiment.measure_controller_tags(settings, resolved.path, paths.raw, progress=progress)
@@ -33,4 +33,4 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     frames = {"device_origin_auditor.parquet": auditor, "device_origin_delays.parquet": delays,
               "device_origin_tags.parquet": tags, "device_origin_prover.parquet": samples,
               "device_origin_chain_setup.parquet": builds}
-    return raw_samples.write(RAW, settings, paths, frames, metadata, load_before)
+    return raw_provenance.write(RAW, settings, paths, frames, metadata, load_before)

@@ -12,9 +12,9 @@ from pqlab import machine
 from pqlab.experiments import image, image_runs, image_tree
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
+from pqlab.pipeline import raw_provenance, registry
 
-RAW = raw_samples.spec("full_image")
+RAW = registry.raw_spec("full_image")
 
 
 def image_root(settings: StudyParams, paths: ProjectPaths) -> Path:
@@ -37,7 +37,7 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     if cfg.scratch_tree is None:
         image.refuse_special_files(image_root(settings, paths))
     paths.check_writable(paths.raw)
-    load_before = raw_samples.load_average()
+    load_before = raw_provenance.load_average()
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=paths.raw, prefix=".full_image-")))
         if cfg.scratch_tree is not None:
@@ -56,4 +56,4 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
         "study": "full_image", "image_root": str(root), "copy_digest": copy_digest,
         "image_source": "scratch tree" if cfg.scratch_tree else str(cfg.image_dir or "data/raw/image_tree")}
     frames = {"full_image_samples.parquet": samples, "full_image_evictions.parquet": evictions}
-    return raw_samples.write(RAW, settings, paths, frames, metadata, load_before)
+    return raw_provenance.write(RAW, settings, paths, frames, metadata, load_before)

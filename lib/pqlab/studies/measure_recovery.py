@@ -15,9 +15,9 @@ from pqlab.amort.recovery.swtpm import swtpm_version, tpm_endpoint
 from pqlab.amort.recovery.tpm import client_versions
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
+from pqlab.pipeline import raw_provenance, registry
 
-RAW = raw_samples.spec("recovery")
+RAW = registry.raw_spec("recovery")
 SOFTWARE_TPM_NOTE = ("swtpm is a software TPM: its NV writes go to a file on this machine's disk, so its timings "
                      "differ from a discrete TPM's; the counts must not")
 
@@ -35,7 +35,7 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     samples with their provenance and the TPM stack in the metadata."""
     paths.check_writable(paths.raw)
     rp = settings.recovery
-    load_before = raw_samples.load_average()
+    load_before = raw_provenance.load_average()
     jobs = len(trials.plan(rp.trials, rp.restart_trials, rp.crash_trials))
     with tempfile.TemporaryDirectory(prefix="pqlab-recovery-") as tmp, tpm_endpoint(rp.tpm, tmp) as tcti, \
             tqdm(total=jobs, desc="recovery trials", unit="trial", disable=not progress) as bar:
@@ -46,4 +46,4 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     metadata = machine.run_metadata() | {"tpm": tpm_info(rp.tpm), "profile": settings.profile}
     frames = {"recovery_trials.parquet": data.arms, "recovery_restart.parquet": data.restart,
               "recovery_crashes.parquet": data.crashes, "recovery_reservations.parquet": data.reservations}
-    return raw_samples.write(RAW, settings, paths, frames, metadata, load_before)
+    return raw_provenance.write(RAW, settings, paths, frames, metadata, load_before)

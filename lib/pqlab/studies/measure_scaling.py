@@ -10,16 +10,16 @@ from pqlab.amort.fastpath import resolve_controller_path
 from pqlab.experiments import isolation, scaling
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
+from pqlab.pipeline import raw_provenance, registry
 
-RAW = raw_samples.spec("scaling")
+RAW = registry.raw_spec("scaling")
 
 
 def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> list[Path]:
     """Measure and write the samples; the smallest count's first report (hex) goes into the metadata, for the
     analysis's byte decomposition."""
     paths.check_writable(paths.raw)
-    load_before = raw_samples.load_average()
+    load_before = raw_provenance.load_average()
     resolved = resolve_controller_path(settings.amort.controller_path)
     rounds, trials, samples = scaling.measure(settings, resolved.path, paths.raw, progress=progress)
     counts, rekeying = isolation.measure_isolation(settings, resolved.path, paths.raw, progress=progress)
@@ -35,4 +35,4 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     frames = {"scaling_rounds.parquet": rounds, "scaling_trials.parquet": trials.drop(columns=["checkpoint_hex"]),
               "scaling_rekey.parquet": rekeying, "scaling_replay.parquet": replay,
               "scaling_isolation.parquet": counts.assign(rejections_after=counts["rejections_after"].astype(str))}
-    return raw_samples.write(RAW, settings, paths, frames, metadata, load_before)
+    return raw_provenance.write(RAW, settings, paths, frames, metadata, load_before)

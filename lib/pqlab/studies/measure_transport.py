@@ -15,11 +15,11 @@ from pqlab import machine
 from pqlab.cache import PartStore
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
+from pqlab.pipeline import raw_provenance, registry
 from pqlab.thread.case_inputs import table1_inputs
 from pqlab.thread.grid import VARIANTS, channel_rule_points, grid_points, run_grid, simulate_points, variant_params
 
-RAW = raw_samples.spec("transport")
+RAW = registry.raw_spec("transport")
 
 
 def parts_folder(paths: ProjectPaths, variant: str) -> Path:
@@ -40,7 +40,7 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, configs: Mapping[str,
     params = settings.thread
     if configs is None:
         configs, device_compute_ms = table1_inputs(params.configurations, paths.input(settings.inputs.cycles_file))
-    load_before = raw_samples.load_average()
+    load_before = raw_provenance.load_average()
     frames: dict[str, pd.DataFrame] = {}
     seconds: dict[str, float] = {}
     with ExitStack() as held:  # each variant's resume cache stays locked until the raw files are committed
@@ -60,7 +60,7 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, configs: Mapping[str,
             "configs": {name: list(sizes) for name, sizes in configs.items()}, "grid_seconds": seconds,
             "device_compute_ms": None if device_compute_ms is None else
             {name: list(ms) for name, ms in device_compute_ms.items()}}
-        written = raw_samples.write(RAW, settings, paths, frames, metadata, load_before)
+        written = raw_provenance.write(RAW, settings, paths, frames, metadata, load_before)
         for store in stores.values():  # the samples are committed: the resume caches are no longer needed
             store.clear()
     return written

@@ -14,7 +14,7 @@ from pqlab import machine
 from pqlab.crosscheck import ns3_program, scenarios
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
+from pqlab.pipeline import raw_provenance, registry
 from pqlab.thread.case_inputs import table1_inputs
 
 STAGE = "transport_crosscheck"
@@ -23,14 +23,14 @@ STAGE = "transport_crosscheck"
 def measure(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = None, progress: bool = True,
             **_: object) -> list[Path]:
     """Run both simulators on every scenario and write the raw files with their provenance."""
-    raw = raw_samples.spec(STAGE)
+    raw = registry.raw_spec(STAGE)
     paths.check_writable(paths.raw)
     cross, thread = settings.transport_crosscheck, settings.thread
     program = ns3_program.locate()  # fails here, naming what to install, before any work
     names = list(dict.fromkeys(thread.figure_configs[role] for role in cross.roles))
     configs, compute = table1_inputs(names, paths.input(settings.inputs.cycles_file))
     cases = scenarios.cases(cross, thread, configs, compute)
-    load_before = raw_samples.load_average()
+    load_before = raw_provenance.load_average()
     pqlab_frames = [scenarios.run_pqlab(case, thread, cross.runs if case.kind == "handshake" else cross.transfer_runs)
                     for case in tqdm(cases, desc="pqlab", disable=not progress)]
     jobs = list(scenarios.ns3_jobs(cases, cross))
@@ -41,5 +41,5 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, workers: int | None =
     used_frame = pd.DataFrame([*sorted(used.items()), ("ns3_version", ns3_program.version())],
                               columns=["key", "value"])
     metadata = machine.run_metadata() | {"ns3_version": ns3_program.version()}
-    return raw_samples.write(raw, settings, paths, {"crosscheck_runs.parquet": runs,
+    return raw_provenance.write(raw, settings, paths, {"crosscheck_runs.parquet": runs,
                                                    "crosscheck_ns3_used.parquet": used_frame}, metadata, load_before)

@@ -10,104 +10,21 @@ from pqlab.analysis import recovery as analysis
 from pqlab.figures.recovery import fig_recovery
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet, rounded
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import MetricsNode, RawSource, StageMetrics, validated
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.metrics.recovery import RecoveryMetrics
+from pqlab.pipeline.outputs import OutputSet, rounded
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import validated
+from pqlab.studies import measuring
 
 STAGE = "recovery"
-RAW = raw_samples.spec(STAGE)
-
-
-class ArmCell(MetricsNode):
-    """One Table IV cell (scenario × arm) over its trials."""
-
-    trials: int
-    killed_by_sigkill: int
-    new_epoch: int
-    new_epoch_fraction: float
-    ready_ms_median: float | None
-    spawn_to_ready_ms_median: float | None
-    reissued: int
-    reissued_per_trial_mean: float
-    stale_detected: int
-    stale_detected_fraction: float
-
-
-class Restart(MetricsNode):
-    interrupted_epochs: int
-    epochs_with_loss: int
-    err_evidence_incomplete: int
-    first_interrupted_lost: int | None
-    second_interrupted_lost: int | None
-    first_trial_lost: list[int]
-    lost_max: int | None
-    bounded_by_k: bool
-    clean_epochs: int
-    clean_lost: int
-    clean_errors: int
-    restart_rate_refused_trials: int
-
-
-class Rollback(MetricsNode):
-    trials_per_arm: int
-    naive_reissued: int
-    tpm_reissued: int
-    tpm_stale_detected: int
-
-
-class CrashCase(MetricsNode):
-    failed_secure: int
-    resumed: int
-    sequence_reuse: int
-
-
-class Crash(MetricsNode):
-    trials: int
-    cases: dict[str, CrashCase]
-    all_fail_secure_or_resume: bool
-    fail_secure_or_resume_fraction: float
-
-
-class Reservation(MetricsNode):
-    samples: int
-    total_ms_median: float
-    increment_ms_median: float
-    read_ms_median: float
-    write_ms_median: float
-
-
-class Sizing(MetricsNode):
-    nv_write_budget: int
-    report_rate_hz: float
-    service_years: float
-    days_per_year: float
-    min_window: int
-    nv_writes_at_min_window: int
-    nv_writes_at_window: int
-
-
-class RecoveryMetrics(StageMetrics):
-    table4: dict[str, dict[str, ArmCell]]
-    restart: Restart
-    rollback: Rollback
-    crash: Crash
-    reservation: dict[str, Reservation]
-    sizing: Sizing
-    k: int
-    window: int
-    tpm: dict[str, str | bool | None]
-    cpu_model: str | None
-    raw_samples: RawSource
-
-
-METRICS = RecoveryMetrics
+RAW = registry.raw_spec(STAGE)
 
 
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Table IV, restart loss, crash injection, reservation cost and sizing from the four raw files, then write."""
     paths.check_writable(paths.derived, paths.amort_figs)
-    (arms, restart, crashes, reservations), raw_metadata = raw_samples.read_named(
+    (arms, restart, crashes, reservations), raw_metadata = raw_io.read_named(
         RAW, settings, paths, "trials", "restart", "crashes", "reservations")
     rp, tpm = settings.recovery, raw_metadata["tpm"]
     table4 = analysis.table4(arms)
@@ -116,7 +33,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     headline = validated(RecoveryMetrics, analysis.metrics(
         arms, restart, crashes, reservations, k=rp.k, window=rp.window, sizing=rp.sizing.model_dump()) | {
         "tpm": tpm, "profile": settings.profile, "cpu_model": raw_metadata["cpu_model"],
-        "raw_samples": raw_samples.source(raw_metadata)})
+        "raw_samples": raw_provenance.source(raw_metadata)})
     figure = fig_recovery(arms, restart, rp.k, "swtpm, software TPM" if tpm["software"] else tpm["spec"])
     with OutputSet(paths, STAGE) as out:
         out.table(table4, paths.amort_figs / "table4_recovery", markdown=rounded(table4, decimals=2))
@@ -131,7 +48,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                                "recovery_restart": restart_table},
                        metrics=headline, files=out.written,
                        data={"trials": arms, "restart": restart, "crashes": crashes, "reservations": reservations,
-                             "metadata": raw_samples.analysis_metadata(raw_metadata, RAW, settings)})
+                             "metadata": raw_provenance.analysis_metadata(raw_metadata, RAW, settings)})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pqlab import machine, report
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
+from pqlab.pipeline.metrics.by_stage import stage_model
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
 from pqlab.report.schema import ModelLookup
 from pqlab.report.verdicts import FINDINGS
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import stage_model
 
 STAGE = "report"
 
@@ -23,7 +23,7 @@ def run(settings: StudyParams | None, paths: ProjectPaths, *, progress: bool = T
         models: ModelLookup = stage_model) -> StudyResult:
     """Write REPORT.md and report_rows.csv (byte-stable for the same metrics and outputs) and, beside the data, when
     and how they were built (the only place with a timestamp and the builder's machine). ``models``: stage -> its
-    typed metrics model (each study's METRICS)."""
+    typed metrics model (:mod:`pqlab.pipeline.metrics.by_stage`)."""
     paths.check_writable(paths.report.parent, paths.derived)
     reference = report.load_reference(paths.paper_reference, models)
     text, table, coverage, consistency = report.build(reference, paths.root, models)

@@ -11,117 +11,23 @@ from pqlab.experiments import isolation
 from pqlab.figures.scaling import fig_scaling
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
-from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, validated
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.metrics.scaling import ScalingMetrics
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import validated
+from pqlab.studies import measuring
 
 STAGE = "scaling"
-RAW = raw_samples.spec(STAGE)
+RAW = registry.raw_spec(STAGE)
 PROVENANCE = ("controller_path_requested", "controller_path", "controller_path_reason", "wire_format", "variant",
               "signature_backend")
 
 
-class Table3Row(MetricsNode):
-    """One Table III identity count: controller cost, checkpoint size, bytes per report, verification, memory."""
-
-    us_per_report: float
-    us_per_report_lo: float     # the median's percentile-bootstrap interval over trials (at `confidence`)
-    us_per_report_hi: float
-    checkpoint_octets: int
-    checkpoint_kib: float
-    bytes_per_report: float
-    verify_ms: float
-    rss_peak_mib: float
-    fleet_rss_octets_per_identity: float
-    state_octets_per_identity: int
-    trials: int
-
-
-class ByteParts(MetricsNode):
-    record: int
-    tags: int
-    report: int
-    span: int
-    close: int
-    signature: int
-    checkpoint_fixed: int
-
-
-class Budget(MetricsNode):
-    budget_octets: int
-    identities_within_budget: int
-    first_identities_over_budget: int
-    checkpoint_octets_at_limit: int
-    checkpoint_octets_over_limit: int
-
-
-class Isolation(MetricsNode):
-    others: int
-    others_attesting: int
-    attesting_fraction: float
-    revoked_next_report: str
-    rekeyed: int
-    rekey_us_per_identity: float
-    rekey_ms_fleet: float
-    rekey_fleet_extrapolated: bool
-
-
-class ReplayBacklog(MetricsNode):
-    merge_us_per_record: float
-    total_ms: float
-
-
-class Replay(MetricsNode):
-    by_backlog: dict[str, ReplayBacklog]
-    us_per_record: float
-    us_per_record_with_checkpoint: float
-    one_window_records: int
-    one_window_merge_ms: float
-    one_window_total_ms: float
-
-
-class RekeyParts(MetricsNode):
-    """Re-keying one identity split into its parts (medians), their sums, and the end-to-end time beside them."""
-
-    parts_us: dict[str, float]
-    sums_us: dict[str, float]
-    sums: dict[str, list[str]]
-    end_to_end_controller_us: float | None
-    end_to_end_rest_us: float | None
-    identities: int
-    kem_backend: str
-    signature_backend: str
-    method: str
-
-
-class ScalingMetrics(IntervalMetrics):
-    """``scaling_metrics.json``: Table III per identity count, the byte parts, the size budget, isolation and
-    re-keying per fleet, partition replay, and the controller path that ran."""
-
-    table3: dict[str, Table3Row]
-    bytes: ByteParts
-    budget: Budget
-    isolation: dict[str, Isolation]
-    rekey_us_per_identity: float | None
-    rekey_parts: RekeyParts
-    replay: Replay
-    controller_path: str
-    controller_path_reason: str
-    controller_path_requested: str
-    wire_format: str
-    variant: str
-    signature_backend: str
-    cpu_model: str | None
-    raw_samples: RawSource
-
-
-METRICS = ScalingMetrics
-
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Table III, the checkpoint budget, isolation, re-keying parts and replay from the five raw files."""
     paths.check_writable(paths.derived, paths.amort_figs)
-    (rounds, trials, counts, rekeying, replay), raw_metadata = raw_samples.read_named(
+    (rounds, trials, counts, rekeying, replay), raw_metadata = raw_io.read_named(
         RAW, settings, paths, "rounds", "trials", "isolation", "rekey", "replay")
     parts = decompose(bytes.fromhex(raw_metadata["sample_report_hex"]),
                               int(trials["signature_octets"].iloc[0]), raw_metadata["wire_format"])
@@ -132,7 +38,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                                                                    "confidence": settings.scaling.confidence}
     headline = validated(ScalingMetrics, analysis.metrics(table3, parts, crossing, iso, replay_summary, provenance,
                                                           rekeying)
-                         | {"cpu_model": raw_metadata["cpu_model"], "raw_samples": raw_samples.source(raw_metadata)})
+                         | {"cpu_model": raw_metadata["cpu_model"], "raw_samples": raw_provenance.source(raw_metadata)})
     rekey_table = rekey_parts.parts_table(rekeying)
     figure = fig_scaling(table3, crossing, raw_metadata["controller_path"], raw_metadata["cpu_model"])
     table = table3[list(analysis.TABLE3_COLUMNS)].rename(columns=analysis.TABLE3_COLUMNS)
@@ -150,7 +56,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                        metrics=headline, files=out.written,
                        data={"rounds": rounds, "trials": trials, "table3": table3, "rekey": rekeying,
                              "isolation": counts, "replay": replay, "decomposition": parts, "budget": crossing,
-                             "metadata": raw_samples.analysis_metadata(raw_metadata, RAW, settings)})
+                             "metadata": raw_provenance.analysis_metadata(raw_metadata, RAW, settings)})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

@@ -8,21 +8,21 @@ import pandas as pd
 
 from pqlab.analysis import transport as analysis
 from pqlab.analysis import transport_intervals as intervals
-from pqlab.analysis.transport_schema import TransportMetrics
 from pqlab.analysis.transport_summary import summarise
 from pqlab.figures.transport import fig2_transport
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
-from pqlab.studies import raw_samples
-from pqlab.studies.outputs import OutputSet
-from pqlab.studies.result import StudyResult
+from pqlab.pipeline import raw_io, raw_provenance, registry
+from pqlab.pipeline.metrics.transport import TransportMetrics
+from pqlab.pipeline.outputs import OutputSet
+from pqlab.pipeline.result import StudyResult
+from pqlab.pipeline.typed_metrics import validated
+from pqlab.studies import measuring
 from pqlab.thread.config import ThreadParams
 from pqlab.thread.grid import VARIANTS, fitting_configs, variant_params
-from pqlab.typed_metrics import validated
 
 STAGE = "transport"
-RAW = raw_samples.spec(STAGE)
-METRICS = TransportMetrics
+RAW = registry.raw_spec(STAGE)
 
 
 def suffix(variant: str) -> str:
@@ -34,15 +34,15 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     """Summarise both variants' grids (with the configurations they were simulated with), plot and write."""
     paths.check_writable(paths.derived, paths.case_figs, paths.plots)
     params = settings.thread
-    frames, raw_metadata = raw_samples.read(RAW, settings, paths)
+    frames, raw_metadata = raw_io.read(RAW, settings, paths)
     configs = {name: tuple(sizes) for name, sizes in raw_metadata["configs"].items()}
     compute = raw_metadata["device_compute_ms"]
     compute = None if compute is None else {name: tuple(ms) for name, ms in compute.items()}
-    metadata = raw_samples.analysis_metadata(raw_metadata, RAW, settings)
+    metadata = raw_provenance.analysis_metadata(raw_metadata, RAW, settings)
     summaries: dict[str, pd.DataFrame] = {}
     metrics: dict = {"profile": settings.profile, "confidence": params.confidence,
                      "model": intervals.model_parameters(params),
-                     "raw_samples": raw_samples.source(raw_metadata)}
+                     "raw_samples": raw_provenance.source(raw_metadata)}
     for variant in VARIANTS:
         vp, table = variant_params(params, variant), frames[f"thread_grid{suffix(variant)}.parquet"]
         summary = analysis.one_label_per_fitting_config(
@@ -88,4 +88,4 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                              "handshakes": {v: len(frames[f"thread_grid{suffix(v)}.parquet"]) for v in VARIANTS}})
 
 
-run = raw_samples.runner(STAGE, analyse)
+run = measuring.runner(STAGE, analyse)

@@ -1,4 +1,5 @@
-"""The files a pqlab module depends on: its import closure inside the package (static, from the source)."""
+"""The files a pqlab module depends on: its import closure inside the package (static, from the source; what
+dvc.yaml lists as each stage's deps)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import ast
 import functools
 from pathlib import Path
 
-LIB = Path(__file__).resolve().parent.parent / "lib"
+LIB = Path(__file__).resolve().parents[2]  # the folder holding the pqlab package
 
 
 def module_file(name: str) -> Path | None:

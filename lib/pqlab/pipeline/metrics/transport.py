@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource
+from pqlab.pipeline.typed_metrics import IntervalMetrics, MetricsNode, RawSource
 
 
 class Table1Times(MetricsNode):

@@ -1,6 +1,7 @@
 """The base of every stage's typed metrics model: strict, closed, and written and read through the same class.
 
-Each study module defines one model (``<Stage>Metrics``) and exposes it as ``METRICS``. The study validates what it
+Each stage's model (``<Stage>Metrics``) is in ``pqlab.pipeline.metrics.<stage>`` (by stage name:
+:mod:`pqlab.pipeline.metrics.by_stage`). The study validates what it
 computed through it before writing ``<stage>_metrics.json`` (a misspelt or unknown key fails the run), and the
 report validates the file through it before reading a row's value (a missing or renamed key stops the report with
 one line naming the row and the key). Names a JSON key cannot carry as a Python identifier (``1hop_none_s``) are
@@ -9,7 +10,6 @@ field aliases; mappings keyed by data (operations, configurations, scenarios) ar
 
 from __future__ import annotations
 
-import importlib
 import types
 import typing
 from typing import Any, Union
@@ -44,7 +44,7 @@ class IntervalMetrics(StageMetrics):
 
 
 class LoadAverage(MetricsNode):
-    """The 1-, 5- and 15-minute load average before and after a measurement (``raw_samples.load_average``): the
+    """The 1-, 5- and 15-minute load average before and after a measurement (``raw_provenance.load_average``): the
     one spelling every metrics file uses."""
 
     before: list[float]
@@ -92,18 +92,6 @@ def validated(model: type[StageMetrics], data: dict[str, Any]) -> dict[str, Any]
         raise MetricsMismatchError(f"`{dotted(problem.loc) or '(top level)'}`: {problem.message.lower()}{more}: the "
                                    f"study's metrics do not fit {model.__name__}; declare the key there",
                                    field=model.__name__) from None
-
-
-def stage_model(stage: str) -> type[StageMetrics] | None:
-    """The typed metrics model of ``pqlab.studies.<stage>`` (its ``METRICS``), None when the module has none."""
-    try:
-        module = importlib.import_module(f"pqlab.studies.{stage}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"pqlab.studies.{stage}":
-            return None
-        raise
-    model = getattr(module, "METRICS", None)
-    return model if isinstance(model, type) and issubclass(model, StageMetrics) else None
 
 
 # --- walking a model's declared keys ------------------------------------------------------------------------------

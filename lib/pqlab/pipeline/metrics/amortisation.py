@@ -3,7 +3,7 @@ reading)."""
 
 from __future__ import annotations
 
-from pqlab.typed_metrics import IntervalMetrics, MetricsNode, RawSource, Sanity
+from pqlab.pipeline.typed_metrics import IntervalMetrics, MetricsNode, RawSource, Sanity
 
 
 class ControllerPath(MetricsNode):
