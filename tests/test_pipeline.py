@@ -90,10 +90,11 @@ def test_dvc_yaml_is_what_the_registry_gives(repo_root):
 def test_pipeline_check_is_one_line_and_exit_1_when_stale(tmp_path, repo_root, capsys):
     stale = tmp_path / "dvc.yaml"
     stale.write_text((repo_root / "dvc.yaml").read_text().replace("cache: false", "cache: true", 1))
-    assert cli.main(["pipeline", "--check", "--dvc-yaml", str(stale)]) == 1
+    page = str(repo_root / "docs" / "architecture.md")
+    assert cli.main(["pipeline", "--check", "--dvc-yaml", str(stale), "--docs", page]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "stale" in err and "--write-dvc" in err
-    assert cli.main(["pipeline", "--check", "--dvc-yaml", str(repo_root / "dvc.yaml")]) == 0
+    assert cli.main(["pipeline", "--check", "--dvc-yaml", str(repo_root / "dvc.yaml"), "--docs", page]) == 0
     assert cli.main(["pipeline", "--write-dvc", "--dvc-yaml", str(stale)]) == 0
     assert stale.read_text() == dvc_file.text()
 

@@ -75,18 +75,26 @@ def _params(args: argparse.Namespace) -> int:
 
 
 def _pipeline(args: argparse.Namespace) -> int:
-    from pqlab.pipeline import dvc_file
+    from pqlab.pipeline import architecture, dvc_file
 
-    path = Path(args.dvc_yaml)
+    path, page = Path(args.dvc_yaml), Path(args.docs)
     if args.write_dvc:
         path.write_text(dvc_file.text())
         print(f"wrote {path} from the stage registry (pqlab.pipeline.registry)")
+        return 0
+    if args.write_docs:
+        page.write_text(architecture.render())
+        print(f"wrote {page} from the layers, the stage registry and the import graph (pqlab.pipeline.architecture)")
         return 0
     if dvc_file.stale(path):
         print(f"pqlab: {path} is stale: it is not what the stage registry gives; run `pqlab pipeline --write-dvc`",
               file=sys.stderr)
         return 1
-    print(f"{path} is what the stage registry gives")
+    if not page.is_file() or page.read_text() != architecture.render():
+        print(f"pqlab: {page} is stale: it is not what the layers and the registry give; run `pqlab pipeline "
+              f"--write-docs`", file=sys.stderr)
+        return 1
+    print(f"{path} and {page} are what the stage registry gives")
     return 0
 
 
@@ -324,11 +332,17 @@ def build_parser() -> argparse.ArgumentParser:
                        "first)")
     check.set_defaults(func=_params)
 
-    pipe = sub.add_parser("pipeline", help="dvc.yaml from the stage registry: write it, or check it is current")
-    pipe.add_argument("--dvc-yaml", default="dvc.yaml", help="the file (default: dvc.yaml)")
+    pipe = sub.add_parser("pipeline", help="dvc.yaml and docs/architecture.md from the stage registry: write them, or "
+                          "check they are current")
+    pipe.add_argument("--dvc-yaml", default="dvc.yaml", help="the pipeline file (default: dvc.yaml)")
+    pipe.add_argument("--docs", default="docs/architecture.md", help="the architecture page (default: "
+                      "docs/architecture.md)")
     mode = pipe.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write-dvc", action="store_true", help="write it from the registry")
-    mode.add_argument("--check", action="store_true", help="exit 1 with one line when it differs from the registry's")
+    mode.add_argument("--write-dvc", action="store_true", help="write dvc.yaml from the registry")
+    mode.add_argument("--write-docs", action="store_true", help="write the architecture page from the layers, the "
+                      "registry, the import graph and the papers' coverage")
+    mode.add_argument("--check", action="store_true", help="exit 1 with one line when either differs from what the "
+                      "registry gives")
     pipe.set_defaults(func=_pipeline)
 
     _study_commands(sub)
