@@ -31,7 +31,8 @@ ns3: $(STAMP)
 browser: $(STAMP)
 	@bash scripts/setup-browser.sh $(BIN)/python
 
-$(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*.c lib/pqlab/*/*.h lib/pqlab/*/*/*.c lib/pqlab/*/*/*.h)
+$(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*.c lib/pqlab/*/*.h lib/pqlab/*/*/*.c lib/pqlab/*/*/*.h \
+          lib/pqlab/*/*/*/*.c lib/pqlab/*/*/*/*.h)
 	@$(PYTHON) -c 'import sys; sys.exit("pqlab needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	@{ pkg-config --atleast-version=3.0 libcrypto 2>/dev/null || { ! command -v pkg-config >/dev/null && test -f /usr/include/openssl/evp.h; } \
 	   || test -n "$$CONDA_PREFIX" -a -f "$$CONDA_PREFIX/include/openssl/evp.h"; } \
@@ -100,7 +101,7 @@ bench: setup
 # sources fails it. PYTHONMALLOC=malloc puts Python's buffers under ASan too; allocator_may_return_null lets the
 # tests that ask for impossible sizes see the NULL the cores must handle.
 SANITIZE_CORES := amort thread cycle symmetric
-AMORT_NATIVE   := lib/pqlab/amort/native
+AMORT_NATIVE   := lib/pqlab/amort/fastpath/native
 THREAD_CORE    := lib/pqlab/thread
 BENCH_C        := lib/pqlab/experiments
 SAN_DIR    := build/sanitize
@@ -133,7 +134,7 @@ sanitize-amort: setup
 	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) -I$(BENCH_C) $$(pkg-config --cflags libcrypto) \
 	  $(AMORT_NATIVE)/_amort_native.c $(AMORT_NATIVE)/amort_core.c -o $(SAN_DIR)/_amort_native.so \
 	  $$(pkg-config --libs libcrypto)
-	$(SAN_ENV) PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) $(BIN)/python -c 'from pqlab.amort import \
+	$(SAN_ENV) PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) $(BIN)/python -c 'from pqlab.amort.fastpath import \
 	  native; ok, what = native.status(); assert ok and "$(SAN_DIR)" in what, what; print("sanitized build:", what)' \
 	  2>>$(SAN_DIR)/amort.log || $(call san_fail,$(SAN_DIR)/amort.log)
 	@# leaks are checked in the fuzz run below: LeakSanitizer's exit-time tracer crashes in this pytest process here

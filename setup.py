@@ -7,7 +7,7 @@ import subprocess
 
 from setuptools import Extension, setup
 
-AMORT = "lib/pqlab/amort/native"
+AMORT = "lib/pqlab/amort/fastpath/native"
 CYCLE = "lib/pqlab/experiments/cycle"
 SYMMETRIC = "lib/pqlab/experiments/symmetric"
 
@@ -37,7 +37,7 @@ setup(
             extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wextra", "-Werror"],
         ),
         Extension(
-            "pqlab.amort.native._amort_native",
+            "pqlab.amort.fastpath.native._amort_native",
             sources=[f"{AMORT}/_amort_native.c", f"{AMORT}/amort_core.c"],
             depends=[f"{AMORT}/amort_core.h", "lib/pqlab/experiments/experiment_binding.h"],
             include_dirs=["lib/pqlab/experiments"],

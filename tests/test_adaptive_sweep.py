@@ -11,12 +11,12 @@ import pytest
 from scipy import stats
 
 from pqlab.amort import amortisation as eq1
-from pqlab.amort import fastpath
+from pqlab.amort.fastpath.api import native_status
 from pqlab.experiments import adaptive_sweep as adaptive
 from pqlab.experiments import amortisation as sweep
 from pqlab.experiments import amortisation_models as models
 
-PATHS = ["reference"] + (["native"] if fastpath.native_status()[0] else [])
+PATHS = ["reference"] + (["native"] if native_status()[0] else [])
 
 
 def test_half_width_is_the_t_interval_of_the_mean():

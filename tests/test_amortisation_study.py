@@ -11,7 +11,9 @@ import pytest
 import yaml
 
 from pqlab import io, params
-from pqlab.amort import fastpath, trials
+from pqlab.amort import trials
+from pqlab.amort.fastpath import api
+from pqlab.amort.fastpath.api import native_status, open_controller
 from pqlab.amort.lab import KeySet
 from pqlab.analysis import amortisation as amortisation_analysis
 from pqlab.experiments import amortisation as sweep
@@ -19,7 +21,7 @@ from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import amortisation, costs
 
-PATHS = ["reference"] + (["native"] if fastpath.native_status()[0] else [])
+PATHS = ["reference"] + (["native"] if native_status()[0] else [])
 
 
 def test_reports_per_point_covers_reports_and_checkpoints():
@@ -57,7 +59,7 @@ def test_sweep_rows_follow_the_plan(path, tmp_path):
 def test_a_rejected_report_stops_the_sweep(tmp_path):
     keys = sweep.epoch_keys(2)
     reports = sweep.ReportSource("reference", keys, 4, np.random.default_rng(1)).take(4)
-    ctl = fastpath.open_controller("reference", sweep.DEPLOYMENT)
+    ctl = open_controller("reference", sweep.DEPLOYMENT)
     for dev, k_evid in keys.items():
         ctl.register_epoch(dev, 1, k_evid, not_before=0)
     verdicts = ctl.ingest([reports[0], reports[0]], now=sweep.ReportSource.stamp(3))  # a replay
@@ -194,7 +196,7 @@ def test_stage_outputs_and_metadata(project):
         assert (paths.root / relative).stat().st_size > 0, relative
     meta = io.read_parquet_metadata(paths.raw / "amortisation_sweep.parquet")
     assert meta["controller_path"]["requested"] == settings.amort.controller_path
-    assert meta["controller_path"]["used"] in fastpath.PATHS and meta["controller_path"]["reason"]
+    assert meta["controller_path"]["used"] in api.PATHS and meta["controller_path"]["reason"]
     assert len(meta["raw_samples"]["load_average"]["before"]) == 3 and meta["params"]["amortisation"]["trials"] == 1
     raw = pd.read_parquet(paths.raw / "amortisation_sweep.parquet")
     assert set(raw["path"]) == {meta["controller_path"]["used"]}

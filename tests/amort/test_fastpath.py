@@ -7,12 +7,12 @@ import warnings
 
 import pytest
 
-from pqlab.amort import native
 from pqlab.amort.controller import ControllerConfig
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError, Code, FastpathError
-from pqlab.amort.fastpath import (
+from pqlab.amort.fastpath import native
+from pqlab.amort.fastpath.api import (
     PATHS,
     frame,
     native_status,

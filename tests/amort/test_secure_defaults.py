@@ -12,14 +12,14 @@ import random
 
 import pytest
 
-from pqlab.amort import native
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import GENESIS, Controller, Pending
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.device import Device
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError, ClockRequired, Code, FastpathError
-from pqlab.amort.fastpath import PATHS, native_status, open_controller, open_device
+from pqlab.amort.fastpath import native
+from pqlab.amort.fastpath.api import PATHS, native_status, open_controller, open_device
 from pqlab.amort.identity import PublicKey
 from pqlab.amort.lab import Lab
 from pqlab.amort.messages import Checkpoint, EpochOpen, HardenedEpochOpen, Span

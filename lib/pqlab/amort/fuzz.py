@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pqlab.amort.deployment import Deployment
-from pqlab.amort.fastpath import MAX_BATCH, ReportDevice, frame, open_controller, open_device
+from pqlab.amort.fastpath.api import MAX_BATCH, ReportDevice, frame, open_controller, open_device
 from pqlab.amort.mutations import mutate
 from pqlab.amort.profile import VARIANTS, WIRE_FORMATS, Profile
 from pqlab.amort.vector_builder import Material

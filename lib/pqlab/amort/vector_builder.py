@@ -15,7 +15,7 @@ from typing import Any
 from pqlab.amort import kdf
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.differential import FORMAT, execute
-from pqlab.amort.fastpath import NO_EXPIRY, ReportDevice, open_device
+from pqlab.amort.fastpath.api import NO_EXPIRY, ReportDevice, open_device
 from pqlab.amort.messages import RECORD_OCTETS
 from pqlab.amort.profile import EXPLICIT, PAPER_PROFILE, Profile
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pqlab.amort import vector_cases as paper
-from pqlab.amort.fastpath import NO_EXPIRY
+from pqlab.amort.fastpath.api import NO_EXPIRY
 from pqlab.amort.profile import EXPLICIT, HARDENED, IMPLIED, PAPER, PAPER_PROFILE, Profile
 from pqlab.amort.vector_builder import Builder
 

@@ -33,8 +33,8 @@ import pandas as pd
 from scipy import stats
 
 from pqlab import progress
-from pqlab.amort import fastpath
 from pqlab.amort.durable import DurableLog
+from pqlab.amort.fastpath.api import checkpoint_context
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.experiments import amortisation as sweep
@@ -151,7 +151,7 @@ def spread(total: int, rounds: int) -> list[int]:
 
 def _fixed_signature(signer: str, backend: str) -> bytes:
     key = SigningKey.generate(signer, backend)
-    return key.signer.sign(key.secret, b"AMORT-V1 path probe", fastpath.checkpoint_context(PAPER_PROFILE))
+    return key.signer.sign(key.secret, b"AMORT-V1 path probe", checkpoint_context(PAPER_PROFILE))
 
 
 def _probe_baseline(signer: str, backend: str) -> sweep.Baseline:
@@ -213,7 +213,7 @@ def checkpoint_probe(signer: str, backend: str, octets: int, reps: int, rng: np.
     try:
         for i in range(warmup + reps):
             began = clock()
-            key.signer.sign(key.secret, message, fastpath.checkpoint_context(PAPER_PROFILE))
+            key.signer.sign(key.secret, message, checkpoint_context(PAPER_PROFILE))
             row = {"ns": clock() - began}
             if log is not None:
                 touched, size = sizes[(start + i - warmup) % len(sizes)]

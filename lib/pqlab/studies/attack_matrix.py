@@ -14,7 +14,7 @@ from pqlab.amort import hardening_cost
 from pqlab.amort.attacks import run_matrix
 from pqlab.amort.attacks.metrics import AttackMatrixMetrics, stage_metrics
 from pqlab.amort.attacks.summary import TABLE_COLUMNS, summarise_runs, variant_table
-from pqlab.amort.fastpath import resolve_controller_path
+from pqlab.amort.fastpath.api import resolve_controller_path
 from pqlab.amort.lab import KeySet
 from pqlab.amort.profile import VARIANTS
 from pqlab.figures.attack_matrix import attack_matrix_overview, attack_matrix_variants

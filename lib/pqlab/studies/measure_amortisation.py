@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from pqlab import crypto, io, machine
-from pqlab.amort import fastpath, trials
+from pqlab.amort import trials
+from pqlab.amort.fastpath.api import resolve_controller_path
 from pqlab.amort.lab import KeySet
 from pqlab.errors import OutputError
 from pqlab.experiments import adaptive_sweep
@@ -121,7 +122,7 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     load_before = raw_samples.load_average()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
-        resolved = fastpath.resolve_controller_path(settings.amort.controller_path)
+        resolved = resolve_controller_path(settings.amort.controller_path)
     for warning in caught:
         warnings.warn(warning.message, RuntimeWarning, stacklevel=2)
     targets, skipped = storage_targets(cfg, paths)

@@ -24,7 +24,8 @@ import pandas as pd
 
 from pqlab import crypto, io, provenance
 from pqlab.amort import amortisation as eq1
-from pqlab.amort import fastpath, native
+from pqlab.amort.fastpath import native
+from pqlab.amort.fastpath.api import resolve_controller_path
 from pqlab.analysis import costs as cost_analysis
 from pqlab.case import algorithms as case_algorithms
 from pqlab.errors import OutputError, ParamsError, PqlabError
@@ -205,7 +206,7 @@ def evaluate(deployment: AmortDeployment, settings: StudyParams, paths: ProjectP
     """k, W, the cost per report with its interval, and the checkpoint's bytes for one fleet."""
     start = time.perf_counter()
     typed = deployment.costs
-    path, reason = fastpath.resolve_controller_path(settings.amort.controller_path)
+    path, reason = resolve_controller_path(settings.amort.controller_path)
     names = settings.amortisation.model_inputs
     op_ids = {"c_mac": names.native_mac if path == "native" else names.mac,
               "c_leaf": names.native_leaf if path == "native" else names.leaf,

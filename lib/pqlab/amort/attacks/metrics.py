@@ -212,7 +212,7 @@ def forgery(cfg: AttackMatrixParams, tag_lengths: list[int]) -> dict:
 
 def differential_check() -> dict:
     """The differential vectors from the reference model, each run through both controller paths."""
-    from pqlab.amort.fastpath import native_status
+    from pqlab.amort.fastpath.api import native_status
 
     generated = vectors.generate()
     native = native_status()[0]

@@ -25,7 +25,7 @@ from pqlab.amort.deployment import Deployment
 from pqlab.amort.device import Device
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError
-from pqlab.amort.fastpath import native_status, open_controller
+from pqlab.amort.fastpath.api import native_status, open_controller
 from pqlab.amort.identity import PublicKey, SigningKey
 from pqlab.amort.messages import (
     Checkpoint,
