@@ -182,8 +182,8 @@ def test_the_fast_path_and_vector_modules_import_one_way() -> None:
     # the C core's loader stays light: a stage timing only the C primitives imports no protocol code with it
     assert graph["pqlab.amort.fastpath"] == set()
     assert graph["pqlab.amort.fastpath.native"] <= {"pqlab.amort.errors", "pqlab.native_override"}
-    assert "pqlab.amort.vectors" not in graph["pqlab.amort.vector_cases"]
-    assert "pqlab.amort.vector_cases" in graph["pqlab.amort.vectors"]
+    assert "pqlab.amort.conformance.vectors" not in graph["pqlab.amort.conformance.cases"]
+    assert "pqlab.amort.conformance.cases" in graph["pqlab.amort.conformance.vectors"]
 
 
 if __name__ == "__main__":

@@ -125,7 +125,7 @@ def test_the_parser_reads_defines_and_enums(tmp_path):
 
 def test_python_duplicates_are_one_definition_imported():
     from pqlab import framing, params
-    from pqlab.amort import mutations
+    from pqlab.amort.conformance import mutations
     from pqlab.case import configurations
 
     assert configurations.MAX_APP_MESSAGE_OCTETS is framing.MAX_APP_MESSAGE_OCTETS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pqlab.amort import fuzz
+from pqlab.amort.conformance import fuzz
 from pqlab.amort.fastpath.api import native_status
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pqlab.amort import differential, vectors
+from pqlab.amort.conformance import differential, vectors
 from pqlab.amort.errors import Code
 from pqlab.amort.fastpath.api import MAX_BATCH, native_status
 from pqlab.generated import signed

@@ -9,9 +9,9 @@ from typing import Any
 import pandas as pd
 from pydantic import Field
 
-from pqlab.amort import differential, vectors
 from pqlab.amort.attacks.summary import matrix_metrics, variant_metrics
 from pqlab.amort.config import AttackMatrixParams
+from pqlab.amort.conformance import differential, vectors
 from pqlab.typed_metrics import LoadAverage, MetricsNode, StageMetrics, validated
 
 
