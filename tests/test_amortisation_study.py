@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from pqlab import io, params
-from pqlab.amort import trials
 from pqlab.amort.fastpath import api
 from pqlab.amort.fastpath.api import native_status, open_controller
-from pqlab.amort.lab import KeySet
 from pqlab.analysis import amortisation as amortisation_analysis
 from pqlab.experiments import amortisation as sweep
+from pqlab.experiments import detection_trials
+from pqlab.experiments.amort_lab import KeySet
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import amortisation, costs
@@ -74,40 +74,40 @@ def keys():
 
 @pytest.mark.parametrize("k", [1, 5, 12])
 def test_declared_omission_is_caught_by_range_width_at_the_next_checkpoint(keys, tmp_path, k):
-    rows = trials.omission_trials(keys, [k], 4, seed=11, workdir=tmp_path, strategies=("declared",), n_devices=3,
-                                  progress=False)
+    rows = detection_trials.omission_trials(keys, [k], 4, seed=11, workdir=tmp_path, strategies=("declared",),
+                                            n_devices=3, progress=False)
     for row in rows:
         assert row["exposed"] and row["checkpoints_until_exposed"] == 1
-        assert row["code"] == "SEQ_GAP" and row["check"] == trials.WIDTH
+        assert row["code"] == "SEQ_GAP" and row["check"] == detection_trials.WIDTH
         assert row["delay_records"] == k - row["position"] + 1 <= k
 
 
 def test_trimmed_omission_of_a_device_s_last_record_surfaces_later(keys, tmp_path):
     # k = 6 over 3 devices: position 6 is device 3's last record of the batch; position 1 is device 1's first.
-    last = trials.omission_trial(keys, 6, 3, tmp_path, strategy="trimmed", n_devices=3, position=6)
+    last = detection_trials.omission_trial(keys, 6, 3, tmp_path, strategy="trimmed", n_devices=3, position=6)
     assert last["last_of_device_in_batch"] and last["exposed"]
-    assert last["checkpoints_until_exposed"] == 2 and last["check"] == trials.CONTINUITY
+    assert last["checkpoints_until_exposed"] == 2 and last["check"] == detection_trials.CONTINUITY
     assert last["delay_records"] == 1 + 6
-    first = trials.omission_trial(keys, 6, 3, tmp_path, strategy="trimmed", n_devices=3, position=1)
-    assert first["checkpoints_until_exposed"] == 1 and first["check"] == trials.CONTINUITY
-    middle = trials.omission_trial(keys, 9, 3, tmp_path, strategy="trimmed", n_devices=3, position=4)
-    assert middle["checkpoints_until_exposed"] == 1 and middle["check"] == trials.WIDTH
+    first = detection_trials.omission_trial(keys, 6, 3, tmp_path, strategy="trimmed", n_devices=3, position=1)
+    assert first["checkpoints_until_exposed"] == 1 and first["check"] == detection_trials.CONTINUITY
+    middle = detection_trials.omission_trial(keys, 9, 3, tmp_path, strategy="trimmed", n_devices=3, position=4)
+    assert middle["checkpoints_until_exposed"] == 1 and middle["check"] == detection_trials.WIDTH
 
 
 def test_every_equivocation_is_exposed_by_comparing_views(keys, tmp_path):
-    rows = trials.equivocation_trials(keys, 8, 6, seed=2, workdir=tmp_path, n_devices=3, progress=False)
+    rows = detection_trials.equivocation_trials(keys, 8, 6, seed=2, workdir=tmp_path, n_devices=3, progress=False)
     assert len(rows) == 6
     for row in rows:
         assert row["views_differ"] and row["view_a_valid_alone"] and row["view_b_valid_alone"]
         assert row["exposed"] and row["code"] == "CKPT_FORK" and row["exposed_by_gossip"]
-    assert {row["variant"] for row in rows} <= set(trials.VARIANTS)
+    assert {row["variant"] for row in rows} <= set(detection_trials.VARIANTS)
 
 
 def test_trials_are_a_function_of_the_seed(keys, tmp_path):
-    a = trials.omission_trials(keys, [7], 3, seed=9, workdir=tmp_path, strategies=("trimmed",), n_devices=3,
-                               progress=False)
-    b = trials.omission_trials(keys, [7], 3, seed=9, workdir=tmp_path, strategies=("trimmed",), n_devices=3,
-                               progress=False)
+    a = detection_trials.omission_trials(keys, [7], 3, seed=9, workdir=tmp_path, strategies=("trimmed",), n_devices=3,
+                                         progress=False)
+    b = detection_trials.omission_trials(keys, [7], 3, seed=9, workdir=tmp_path, strategies=("trimmed",), n_devices=3,
+                                         progress=False)
     assert [r["position"] for r in a] == [r["position"] for r in b]
     assert [r["delay_records"] for r in a] == [r["delay_records"] for r in b]
 

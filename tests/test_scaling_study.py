@@ -14,11 +14,11 @@ from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import Code
 from pqlab.amort.fastpath.api import open_controller, resolve_controller_path, sign_and_commit
-from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, report_rounds
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.messages import Checkpoint, Report
 from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.errors import ParamsError
+from pqlab.experiments.amort_fleet import FIRST_TIME_MS, Fleet, batches, report_rounds
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import scaling as study

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from pqlab.amort import amortisation as eq1
-from pqlab.amort.trials import derive_seed
 from pqlab.errors import StudyInputError
+from pqlab.experiments.detection_trials import derive_seed
 
 PUBLISHED, PATH = "as_published", "path_terms"
 MODELS = {PUBLISHED: "Eq. 1 as published (Table I rows, 4 KiB fsync; cost-study means)",

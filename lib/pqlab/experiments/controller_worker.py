@@ -15,9 +15,9 @@ from typing import Any
 
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.fastpath.api import checkpoint_context, open_controller
-from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, packed_state, round_time
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.profile import IMPLIED, PAPER, Profile
+from pqlab.experiments.amort_fleet import FIRST_TIME_MS, Fleet, batches, packed_state, round_time
 
 STATUS = Path("/proc/self/status")
 

@@ -19,11 +19,11 @@ from pqlab.amort.controller import ControllerConfig
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.fastpath.api import checkpoint_context, open_controller
-from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, report_rounds, round_time
 from pqlab.amort.identity import PublicKey, SigningKey
-from pqlab.amort.lab import KeySet, Lab
 from pqlab.amort.messages import RECORD_OCTETS, Disclosure, EpochOpen, Report
 from pqlab.amort.profile import PAPER_PROFILE
+from pqlab.experiments.amort_fleet import FIRST_TIME_MS, Fleet, batches, report_rounds, round_time
+from pqlab.experiments.amort_lab import KeySet, Lab
 from pqlab.params import StudyParams
 
 # Fig. 5's series; "log_only" = checkpoint verification (signature, link, continuity, consistency) amortised over

@@ -19,12 +19,12 @@ from pqlab.amort.device import Device
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError
 from pqlab.amort.fastpath.api import NO_EXPIRY, BatchController, checkpoint_context, open_controller, sign_and_commit
-from pqlab.amort.fleet import FIRST_TIME_MS, PERIOD_MS, Fleet, batches, report_rounds, round_time
 from pqlab.amort.identity import KEM_ALGORITHM, CertificateAuthority, PublicKey, SigningKey, new_kem_keypair
 from pqlab.amort.messages import Checkpoint
 from pqlab.amort.profile import DEFAULT_MAX_REPORT_AGE_MS
 from pqlab.crypto import get_kem
 from pqlab.experiments import rekey_parts
+from pqlab.experiments.amort_fleet import FIRST_TIME_MS, PERIOD_MS, Fleet, batches, report_rounds, round_time
 from pqlab.params import StudyParams
 
 CONTROLLER_ID = b"CTRL-001"

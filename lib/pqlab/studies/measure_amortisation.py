@@ -13,13 +13,12 @@ import numpy as np
 import pandas as pd
 
 from pqlab import crypto, io, machine
-from pqlab.amort import trials
 from pqlab.amort.fastpath.api import resolve_controller_path
-from pqlab.amort.lab import KeySet
 from pqlab.errors import OutputError
-from pqlab.experiments import adaptive_sweep
+from pqlab.experiments import adaptive_sweep, detection_trials
 from pqlab.experiments import amortisation as sweep
 from pqlab.experiments import amortisation_models as models
+from pqlab.experiments.amort_lab import KeySet
 from pqlab.params import AmortisationParams, StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import raw_samples
@@ -72,7 +71,8 @@ def measure_sweep(settings: StudyParams, path: str, main: list[sweep.Baseline], 
     target = adaptive_sweep.SweepTarget(cfg.target_half_width_pct / 100, cfg.confidence, cfg.trials,
                                         cfg.sweep_budget_s, cfg.min_reports, cfg.min_checkpoints,
                                         cfg.max_checkpoints, cfg.sweep_rounds)
-    return adaptive_sweep.adaptive_sweep(path, points, probes, target, trials.derive_seed(settings.seed, "sweep"),
+    seed = detection_trials.derive_seed(settings.seed, "sweep")
+    return adaptive_sweep.adaptive_sweep(path, points, probes, target, seed,
                                          n_devices=cfg.devices, disclosure_tag=cfg.disclosure_tag,
                                          warmup_reports=cfg.warmup_reports, progress_bar=progress)
 
@@ -82,7 +82,7 @@ def measure_sensitivity(settings: StudyParams, targets: dict[str, Path], path: s
     """Every checkpoint signer × every backend offering it × every storage target: probed C_sign and C_fsync, and
     a short sweep with a durable log on that target (its checkpoint rows)."""
     cfg = settings.amortisation
-    rng = np.random.default_rng(trials.derive_seed(settings.seed, "sensitivity"))
+    rng = np.random.default_rng(detection_trials.derive_seed(settings.seed, "sensitivity"))
     rows, baselines = [], []
     signers = list(dict.fromkeys(base.signer for base in cfg.baselines.values()))
     for signer, backend, name in [(s, b, n) for s in signers for b in crypto.backends_offering(s) for n in targets]:
@@ -93,7 +93,7 @@ def measure_sensitivity(settings: StudyParams, targets: dict[str, Path], path: s
                      "folder": str(targets[name]), **measured})
         baselines.append(sweep.Baseline(combo, combo, signer, backend, True, name, targets[name]))
     raw = sweep.sweep(path, baselines, list(cfg.sensitivity_intervals), cfg.sensitivity_trials,
-                      trials.derive_seed(settings.seed, "sensitivity-sweep"), n_devices=cfg.devices,
+                      detection_trials.derive_seed(settings.seed, "sensitivity-sweep"), n_devices=cfg.devices,
                       min_reports=cfg.sensitivity_min_reports, min_checkpoints=cfg.sensitivity_min_checkpoints,
                       disclosure_tag=cfg.disclosure_tag, warmup_reports=cfg.warmup_reports,
                       desc="backend x storage sweep", progress=progress)
@@ -105,10 +105,10 @@ def measure_trials(settings: StudyParams, folder: Path, progress: bool) -> tuple
     cfg = settings.amortisation
     keys = KeySet.generate(cfg.devices, TRIAL_SIGNER)
     with tempfile.TemporaryDirectory(dir=folder, prefix=".amort-trials-") as workdir:
-        omission = pd.DataFrame(trials.omission_trials(
+        omission = pd.DataFrame(detection_trials.omission_trials(
             keys, list(cfg.intervals), cfg.omission_trials, settings.seed, Path(workdir),
             strategies=cfg.omission_strategies, n_devices=cfg.devices, progress=progress))
-        equivocation = pd.DataFrame(trials.equivocation_trials(
+        equivocation = pd.DataFrame(detection_trials.equivocation_trials(
             keys, cfg.equivocation_k, cfg.equivocation_trials, settings.seed, Path(workdir), n_devices=cfg.devices,
             progress=progress))
     return omission.assign(path="reference"), equivocation  # the detection trials run the reference model

@@ -9,9 +9,9 @@ from typing import Any
 import pandas as pd
 from pydantic import Field
 
-from pqlab.amort.attacks.summary import matrix_metrics, variant_metrics
 from pqlab.amort.config import AttackMatrixParams
 from pqlab.amort.conformance import differential, vectors
+from pqlab.attacks.summary import matrix_metrics, variant_metrics
 from pqlab.typed_metrics import LoadAverage, MetricsNode, StageMetrics, validated
 
 
@@ -103,7 +103,7 @@ class NewCaseCodes(MetricsNode):
     kind: str
 
 
-class Issue27(MetricsNode):
+class DefectsAndGaps(MetricsNode):
     """The sixteen further attacks: defects both variants stop, gaps the paper's design accepts."""
 
     cases_total: int
@@ -158,7 +158,7 @@ class AttackMatrixMetrics(StageMetrics):
     matrix_seconds_max: float
     matrix_seconds: list[float]
     variants: dict[str, VariantOutcome]
-    issue27: Issue27
+    issue27: DefectsAndGaps  # issue 27's sixteen cases, under the key the derived outputs and REPORT.md read
     outsider: Outsider
     # what hardening costs, per metric, and the setup it was measured with (key "setup")
     hardening_cost: dict[str, HardeningCost | HardeningSetup]

@@ -26,11 +26,11 @@ from tqdm.auto import tqdm
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import ControllerConfig
 from pqlab.amort.fastpath.api import checkpoint_context, open_controller
-from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, round_time
 from pqlab.amort.identity import SigningKey
-from pqlab.amort.lab import KeySet, Lab
 from pqlab.amort.messages import ReceiptEntry
 from pqlab.amort.profile import HARDENED, PAPER, VARIANTS, Profile
+from pqlab.experiments.amort_fleet import FIRST_TIME_MS, Fleet, batches, round_time
+from pqlab.experiments.amort_lab import KeySet, Lab
 
 METRICS = {  # name: (unit, what)
     "controller_ingest_us_per_report": ("µs", "controller: check one report (batch path)"),

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from pqlab.amort.attacks.issue27 import injected_req
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import ControllerConfig, link_hash
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.fastpath.api import native_status, open_controller, open_device, sign_and_commit
-from pqlab.amort.lab import Lab
 from pqlab.amort.messages import Checkpoint
 from pqlab.amort.profile import HARDENED, Profile
+from pqlab.attacks.defects_and_gaps import injected_req
+from pqlab.experiments.amort_lab import Lab
 
 
 def _code(action) -> str:

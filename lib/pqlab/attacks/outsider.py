@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from pqlab.amort import merkle
-from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, attempt_each, case
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.chain import DisclosureChain
 from pqlab.amort.controller import GENESIS, Controller, ControllerConfig, Pending, link_hash, spans_of
@@ -41,6 +40,7 @@ from pqlab.amort.messages import (
     SubCheckpoint,
 )
 from pqlab.amort.profile import PAPER, Profile
+from pqlab.attacks.registry import ACCEPT, Context, Outcome, attempt, attempt_each, case
 from pqlab.crypto import get_kem
 
 CONTROLLER_ID = b"CTRL-OUT"
