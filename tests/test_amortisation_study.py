@@ -14,8 +14,7 @@ from pqlab import io, params
 from pqlab.amort.fastpath import api
 from pqlab.amort.fastpath.api import native_status, open_controller
 from pqlab.analysis import amortisation as amortisation_analysis
-from pqlab.experiments import amortisation as sweep
-from pqlab.experiments import detection_trials
+from pqlab.experiments import detection_trials, interval_sweep
 from pqlab.experiments.amort_lab import KeySet
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
@@ -25,29 +24,29 @@ PATHS = ["reference"] + (["native"] if native_status()[0] else [])
 
 
 def test_reports_per_point_covers_reports_and_checkpoints():
-    assert sweep.reports_per_point(1, 16, 2) == (16, 16)
-    assert sweep.reports_per_point(4, 16, 2) == (16, 4)
-    assert sweep.reports_per_point(64, 16, 2) == (128, 2)
+    assert interval_sweep.reports_per_point(1, 16, 2) == (16, 16)
+    assert interval_sweep.reports_per_point(4, 16, 2) == (16, 4)
+    assert interval_sweep.reports_per_point(64, 16, 2) == (128, 2)
     with pytest.raises(ValueError):
-        sweep.reports_per_point(0, 16, 2)
+        interval_sweep.reports_per_point(0, 16, 2)
 
 
 @pytest.mark.parametrize("path", PATHS)
 def test_sweep_rows_follow_the_plan(path, tmp_path):
-    baselines = [sweep.Baseline("nolog", "no log", "ML-DSA-65", "auto", False),
-                 sweep.Baseline("log", "log", "ML-DSA-65", "auto", True, "tmp", tmp_path)]
+    baselines = [interval_sweep.Baseline("nolog", "no log", "ML-DSA-65", "auto", False),
+                 interval_sweep.Baseline("log", "log", "ML-DSA-65", "auto", True, "tmp", tmp_path)]
     ks = [1, 3, 8]
-    raw = sweep.sweep(path, baselines, ks, 2, seed=5, n_devices=3, min_reports=6, min_checkpoints=2,
+    raw = interval_sweep.sweep(path, baselines, ks, 2, seed=5, n_devices=3, min_reports=6, min_checkpoints=2,
                       progress=False)
     for k in ks:
-        _, checkpoints = sweep.reports_per_point(k, 6, 2)
+        _, checkpoints = interval_sweep.reports_per_point(k, 6, 2)
         rows = raw[raw["k"] == k]
         assert len(rows) == checkpoints * 2 * len(baselines)      # one row per timed checkpoint and trial
         assert (rows["reports"] == k).all()
     assert (raw[raw["scheme"] == "nolog"]["write_ns"] < raw[raw["scheme"] == "log"]["write_ns"].min()).all()
-    assert (raw[list(sweep.PHASES)].to_numpy() >= 0).all() and (raw["path"] == path).all()
+    assert (raw[list(interval_sweep.PHASES)].to_numpy() >= 0).all() and (raw["path"] == path).all()
     assert list(tmp_path.iterdir()) == []                           # the scratch log is gone
-    per_trial = sweep.per_trial(raw)
+    per_trial = interval_sweep.per_trial(raw)
     assert len(per_trial) == len(ks) * 2 * len(baselines)
     total = per_trial["total_ns"] / per_trial["reports"] / 1000
     np.testing.assert_allclose(per_trial["amortised_us"], total)
@@ -57,14 +56,14 @@ def test_sweep_rows_follow_the_plan(path, tmp_path):
 
 
 def test_a_rejected_report_stops_the_sweep(tmp_path):
-    keys = sweep.epoch_keys(2)
-    reports = sweep.ReportSource("reference", keys, 4, np.random.default_rng(1)).take(4)
-    ctl = open_controller("reference", sweep.DEPLOYMENT)
+    keys = interval_sweep.epoch_keys(2)
+    reports = interval_sweep.ReportSource("reference", keys, 4, np.random.default_rng(1)).take(4)
+    ctl = open_controller("reference", interval_sweep.DEPLOYMENT)
     for dev, k_evid in keys.items():
         ctl.register_epoch(dev, 1, k_evid, not_before=0)
-    verdicts = ctl.ingest([reports[0], reports[0]], now=sweep.ReportSource.stamp(3))  # a replay
+    verdicts = ctl.ingest([reports[0], reports[0]], now=interval_sweep.ReportSource.stamp(3))  # a replay
     with pytest.raises(Exception, match="SEQ_DUPLICATE"):
-        sweep._check(verdicts)
+        interval_sweep._check(verdicts)
 
 
 @pytest.fixture(scope="module")

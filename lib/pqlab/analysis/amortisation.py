@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pqlab.amort import amortisation as eq1
+from pqlab.amort import eq1
 from pqlab.errors import StudyInputError
-from pqlab.experiments import amortisation as sweep
 from pqlab.experiments import amortisation_metrics as report
+from pqlab.experiments import interval_sweep
 from pqlab.params import AmortisationParams, StudyParams
 from pqlab.stats import level, median_ci
 
@@ -271,7 +271,7 @@ def sensitivity(probe: pd.DataFrame, raw: pd.DataFrame, inputs: dict[str, eq1.Co
                            "share_signature": split[eq1.SIGNATURE], "share_write": split[eq1.WRITE],
                            "dominant": eq1.dominant(model)})
     summary = pd.DataFrame(rows)
-    points = summarise_trials(sweep.per_trial(raw), cfg.bootstrap_resamples, cfg.confidence, seed)
+    points = summarise_trials(interval_sweep.per_trial(raw), cfg.bootstrap_resamples, cfg.confidence, seed)
     points["model_us"] = [eq1.cost(combos[s], k) for s, k in zip(points["scheme"], points["k"], strict=True)]
     points["relative_error"] = eq1.relative_errors(points["measured_us"].to_numpy(), points["model_us"].to_numpy())
     errors = points.groupby("scheme")["relative_error"].median()

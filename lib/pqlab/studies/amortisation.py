@@ -14,8 +14,7 @@ from pqlab.analysis import amortisation as analysis
 from pqlab.analysis import costs as cost_analysis
 from pqlab.analysis.amortisation_schema import AmortisationMetrics
 from pqlab.errors import StudyInputError, warn
-from pqlab.experiments import adaptive_sweep, costs
-from pqlab.experiments import amortisation as sweep
+from pqlab.experiments import adaptive_sweep, costs, interval_sweep
 from pqlab.experiments import amortisation_models as models
 from pqlab.figures.amortisation import amortisation_sensitivity, fig3_amortisation, fig4_tradeoff
 from pqlab.params import StudyParams
@@ -83,7 +82,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     errors = models.median_errors(compared, replicates, cfg, settings.seed)
     claims = models.library_claims(cost_stats, all_stats, inputs, cfg.baselines, main_backend, beside,
                                    cfg.intervals[0], cfg.intervals[-1])
-    per_trial = sweep.per_trial(raw)
+    per_trial = interval_sweep.per_trial(raw)
     sensitivity, sensitivity_points = analysis.sensitivity(
         frames["amortisation_sensitivity_probe.parquet"], frames["amortisation_sensitivity_sweep.parquet"], inputs,
         cfg, settings.seed)
