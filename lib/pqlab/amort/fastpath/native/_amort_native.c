@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "amort_core.h"
-#include "experiment_binding.h"
+#include "pqlab_binding.h"
 
 static PyObject *AmortError, *CodeEnum, *FastpathError, *PqlabError;
 
