@@ -31,7 +31,8 @@ ns3: $(STAMP)
 browser: $(STAMP)
 	@bash scripts/setup-browser.sh $(BIN)/python
 
-$(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*.c lib/pqlab/*/*.h lib/pqlab/*/*/*.c lib/pqlab/*/*/*.h)
+$(STAMP): pyproject.toml requirements/lock.txt setup.py $(wildcard lib/pqlab/*/*.c lib/pqlab/*/*.h lib/pqlab/*/*/*.c lib/pqlab/*/*/*.h \
+          lib/pqlab/*/*/*/*.c lib/pqlab/*/*/*/*.h)
 	@$(PYTHON) -c 'import sys; sys.exit("pqlab needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	@{ pkg-config --atleast-version=3.0 libcrypto 2>/dev/null || { ! command -v pkg-config >/dev/null && test -f /usr/include/openssl/evp.h; } \
 	   || test -n "$$CONDA_PREFIX" -a -f "$$CONDA_PREFIX/include/openssl/evp.h"; } \
@@ -100,9 +101,10 @@ bench: setup
 # sources fails it. PYTHONMALLOC=malloc puts Python's buffers under ASan too; allocator_may_return_null lets the
 # tests that ask for impossible sizes see the NULL the cores must handle.
 SANITIZE_CORES := amort thread cycle symmetric
-AMORT_NATIVE   := lib/pqlab/amort/native
+AMORT_NATIVE   := lib/pqlab/amort/fastpath/native
 THREAD_CORE    := lib/pqlab/thread
-BENCH_C        := lib/pqlab/experiments
+EXPERIMENTS_C  := lib/pqlab/experiments
+BINDING_INC    := lib/pqlab/include
 SAN_DIR    := build/sanitize
 SAN_CFLAGS := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
               -Wall -Wextra -Werror
@@ -130,10 +132,10 @@ sanitize: $(addprefix sanitize-,$(SANITIZE_CORES))
 # calls and error paths in a loop with full allocation stacks, and a 100,000-batch differential fuzz run.
 sanitize-amort: setup
 	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/amort.log
-	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) -I$(BENCH_C) $$(pkg-config --cflags libcrypto) \
+	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) -I$(BINDING_INC) $$(pkg-config --cflags libcrypto) \
 	  $(AMORT_NATIVE)/_amort_native.c $(AMORT_NATIVE)/amort_core.c -o $(SAN_DIR)/_amort_native.so \
 	  $$(pkg-config --libs libcrypto)
-	$(SAN_ENV) PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) $(BIN)/python -c 'from pqlab.amort import \
+	$(SAN_ENV) PQLAB_AMORT_NATIVE_LIB=$(abspath $(SAN_DIR)/_amort_native.so) $(BIN)/python -c 'from pqlab.amort.fastpath import \
 	  native; ok, what = native.status(); assert ok and "$(SAN_DIR)" in what, what; print("sanitized build:", what)' \
 	  2>>$(SAN_DIR)/amort.log || $(call san_fail,$(SAN_DIR)/amort.log)
 	@# leaks are checked in the fuzz run below: LeakSanitizer's exit-time tracer crashes in this pytest process here
@@ -172,9 +174,9 @@ sanitize-thread: setup
 # call and error path of the binding in a loop with leak detection on.
 sanitize-cycle: setup
 	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/cycle.log
-	$(CC) $(SAN_CFLAGS) -D_GNU_SOURCE -shared -fPIC $(SAN_PYINC) -I$(BENCH_C) -I$(BENCH_C)/cycle -I$(AMORT_NATIVE) \
-	  $$(pkg-config --cflags libcrypto) $(BENCH_C)/cycle/cycle_module.c $(BENCH_C)/cycle/cycle_core.c \
-	  $(BENCH_C)/cycle/cycle_evidence.c $(AMORT_NATIVE)/amort_core.c -o $(SAN_DIR)/_cycle.so $$(pkg-config --libs libcrypto)
+	$(CC) $(SAN_CFLAGS) -D_GNU_SOURCE -shared -fPIC $(SAN_PYINC) -I$(BINDING_INC) -I$(EXPERIMENTS_C)/cycle -I$(AMORT_NATIVE) \
+	  $$(pkg-config --cflags libcrypto) $(EXPERIMENTS_C)/cycle/cycle_module.c $(EXPERIMENTS_C)/cycle/cycle_core.c \
+	  $(EXPERIMENTS_C)/cycle/cycle_evidence.c $(AMORT_NATIVE)/amort_core.c -o $(SAN_DIR)/_cycle.so $$(pkg-config --libs libcrypto)
 	$(SAN_ENV) PQLAB_CYCLE_LIB=$(abspath $(SAN_DIR)/_cycle.so) $(BIN)/python -c 'from pqlab.experiments import _cycle, \
 	  control_cycle; assert "$(SAN_DIR)" in _cycle.__file__, _cycle.__file__; print("sanitized build:", _cycle.__file__)' \
 	  2>>$(SAN_DIR)/cycle.log || $(call san_fail,$(SAN_DIR)/cycle.log)
@@ -189,8 +191,8 @@ sanitize-cycle: setup
 # error path of the binding in a loop with leak detection on.
 sanitize-symmetric: setup
 	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/symmetric.log
-	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) -I$(BENCH_C) -I$(BENCH_C)/symmetric $$(pkg-config --cflags libcrypto) \
-	  $(BENCH_C)/symmetric/_symmetric.c $(BENCH_C)/symmetric/sym_timing.c -o $(SAN_DIR)/_symmetric.so \
+	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) -I$(BINDING_INC) -I$(EXPERIMENTS_C)/symmetric $$(pkg-config --cflags libcrypto) \
+	  $(EXPERIMENTS_C)/symmetric/_symmetric.c $(EXPERIMENTS_C)/symmetric/sym_timing.c -o $(SAN_DIR)/_symmetric.so \
 	  $$(pkg-config --libs libcrypto)
 	$(SAN_ENV) PQLAB_SYMMETRIC_LIB=$(abspath $(SAN_DIR)/_symmetric.so) $(BIN)/python -c 'from pqlab.experiments import \
 	  symmetric_timing as s; ok, what = s.status(); assert ok and "$(SAN_DIR)" in s.load().__file__, what; \

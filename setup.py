@@ -7,9 +7,10 @@ import subprocess
 
 from setuptools import Extension, setup
 
-AMORT = "lib/pqlab/amort/native"
+AMORT = "lib/pqlab/amort/fastpath/native"
 CYCLE = "lib/pqlab/experiments/cycle"
 SYMMETRIC = "lib/pqlab/experiments/symmetric"
+BINDING = "lib/pqlab/include"  # pqlab_binding.h, shared by the three bindings
 
 
 def libcrypto_flags() -> tuple[list[str], list[str]]:
@@ -37,10 +38,10 @@ setup(
             extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wextra", "-Werror"],
         ),
         Extension(
-            "pqlab.amort.native._amort_native",
+            "pqlab.amort.fastpath.native._amort_native",
             sources=[f"{AMORT}/_amort_native.c", f"{AMORT}/amort_core.c"],
-            depends=[f"{AMORT}/amort_core.h", "lib/pqlab/experiments/experiment_binding.h"],
-            include_dirs=["lib/pqlab/experiments"],
+            depends=[f"{AMORT}/amort_core.h", f"{BINDING}/pqlab_binding.h"],
+            include_dirs=[BINDING],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", *CRYPTO_CFLAGS],
             extra_link_args=CRYPTO_LIBS,
         ),
@@ -50,8 +51,8 @@ setup(
             sources=[f"{CYCLE}/cycle_module.c", f"{CYCLE}/cycle_core.c", f"{CYCLE}/cycle_evidence.c",
                      f"{AMORT}/amort_core.c"],
             depends=[f"{CYCLE}/cycle_core.h", f"{CYCLE}/cycle_evidence.h", f"{AMORT}/amort_core.h",
-                     "lib/pqlab/experiments/experiment_binding.h"],
-            include_dirs=[CYCLE, AMORT, "lib/pqlab/experiments"],
+                     f"{BINDING}/pqlab_binding.h"],
+            include_dirs=[CYCLE, AMORT, BINDING],
             define_macros=[("_GNU_SOURCE", None)],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", *CRYPTO_CFLAGS],
             extra_link_args=CRYPTO_LIBS,
@@ -60,8 +61,8 @@ setup(
             # Table I's symmetric rows timed in a C loop over libcrypto (the costs stage)
             "pqlab.experiments._symmetric",
             sources=[f"{SYMMETRIC}/_symmetric.c", f"{SYMMETRIC}/sym_timing.c"],
-            depends=[f"{SYMMETRIC}/sym_timing.h", "lib/pqlab/experiments/experiment_binding.h"],
-            include_dirs=[SYMMETRIC, "lib/pqlab/experiments"],
+            depends=[f"{SYMMETRIC}/sym_timing.h", f"{BINDING}/pqlab_binding.h"],
+            include_dirs=[SYMMETRIC, BINDING],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", *CRYPTO_CFLAGS],
             extra_link_args=CRYPTO_LIBS,
         ),

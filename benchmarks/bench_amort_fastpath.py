@@ -21,11 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pqlab import machine
-from pqlab.amort import native
+from pqlab.amort.conformance.builder import Material
 from pqlab.amort.deployment import Deployment
-from pqlab.amort.fastpath import MAX_BATCH, frame, open_controller, open_device, resolve_controller_path
+from pqlab.amort.fastpath import native
+from pqlab.amort.fastpath.api import MAX_BATCH, frame, open_controller, open_device, resolve_controller_path
 from pqlab.amort.profile import PAPER_PROFILE
-from pqlab.amort.vector_builder import Material
 from pqlab.io import write_json
 from pqlab.pipeline.raw_provenance import load_average
 

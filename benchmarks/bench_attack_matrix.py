@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from pqlab import machine
-from pqlab.amort.attacks import run_matrix
-from pqlab.amort.lab import KeySet
+from pqlab.attacks import run_matrix
+from pqlab.experiments.amort_lab import KeySet
 from pqlab.io import write_json
 
 HERE = Path(__file__).resolve().parent

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from pqlab import machine, params
-from pqlab.amort.fastpath import PATHS, native_status
+from pqlab.amort.fastpath.api import PATHS, native_status
 from pqlab.experiments import scaling
 from pqlab.io import write_json
 from pqlab.pipeline.raw_provenance import load_average

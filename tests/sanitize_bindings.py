@@ -97,9 +97,9 @@ def exercise_thread(rounds: int) -> None:
 
 
 def exercise_amort(rounds: int) -> None:
-    from pqlab.amort import native
     from pqlab.amort.deployment import Deployment
-    from pqlab.amort.fastpath import frame, open_controller, open_device
+    from pqlab.amort.fastpath import native
+    from pqlab.amort.fastpath.api import frame, open_controller, open_device
     from pqlab.amort.profile import Profile
 
     for wire_format in ("implied", "explicit"):

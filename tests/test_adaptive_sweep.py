@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pqlab.amort import amortisation as eq1
-from pqlab.amort import fastpath
+from pqlab.amort import eq1
+from pqlab.amort.fastpath.api import native_status
 from pqlab.analysis import amortisation_models as models
 from pqlab.experiments import adaptive_sweep as adaptive
-from pqlab.experiments import amortisation as sweep
+from pqlab.experiments import interval_sweep
 
-PATHS = ["reference"] + (["native"] if fastpath.native_status()[0] else [])
+PATHS = ["reference"] + (["native"] if native_status()[0] else [])
 
 
 def test_half_width_is_the_t_interval_of_the_mean():
@@ -55,8 +55,8 @@ def test_a_short_budget_shrinks_every_share_above_the_minimum_by_one_factor():
 
 
 def _points(tmp_path, ks):
-    nolog = sweep.Baseline("nolog", "no log", "ML-DSA-65", "auto", False)
-    log = sweep.Baseline("log", "log", "ML-DSA-65", "auto", True, "tmp", tmp_path)
+    nolog = interval_sweep.Baseline("nolog", "no log", "ML-DSA-65", "auto", False)
+    log = interval_sweep.Baseline("log", "log", "ML-DSA-65", "auto", True, "tmp", tmp_path)
     return [adaptive.Point(b, k, 0.03) for b in (nolog, log) for k in ks]
 
 
@@ -104,20 +104,20 @@ def test_the_order_differs_between_trials_and_follows_the_seed(tmp_path, monkeyp
     probes = adaptive.probe_plan(points, ks, 2, None, small=2, large=2, fsync_reps=2)
     target = adaptive.SweepTarget(0.03, 0.95, trials=3, budget_s=0.0, min_reports=1, min_checkpoints=1)
     seen: list[int] = []
-    real = sweep.run_point
+    real = interval_sweep.run_point
 
     def spy(path, baseline, key, keys, k, *args, **kwargs):
         if kwargs.get("fixed_signature") is None:
             seen.append(k)
         return real(path, baseline, key, keys, k, *args, **kwargs)
 
-    monkeypatch.setattr(sweep, "run_point", spy)
+    monkeypatch.setattr(interval_sweep, "run_point", spy)
     adaptive.adaptive_sweep("reference", points, probes, target, seed=11, n_devices=2, progress_bar=False)
     orders = [seen[i:i + 4] for i in range(0, 12, 4)]
     assert all(sorted(order) == ks for order in orders) and len({tuple(o) for o in orders}) > 1
     again: list[int] = []
     seen = again
-    monkeypatch.setattr(sweep, "run_point", spy)
+    monkeypatch.setattr(interval_sweep, "run_point", spy)
     adaptive.adaptive_sweep("reference", points, probes, target, seed=11, n_devices=2, progress_bar=False)
     assert [seen[i:i + 4] for i in range(0, 12, 4)] == orders
 
@@ -192,14 +192,14 @@ def test_every_point_runs_in_every_round_it_has_work_for(tmp_path, monkeypatch):
     probes = adaptive.probe_plan(points, ks, 2, None, small=2, large=2, fsync_reps=2)
     target = adaptive.SweepTarget(0.03, 0.95, trials=1, budget_s=0.0, min_reports=1, min_checkpoints=3, rounds=3)
     calls: list[tuple[int, int]] = []
-    real = sweep.run_point
+    real = interval_sweep.run_point
 
     def spy(path, baseline, key, keys, k, checkpoints, *args, **kwargs):
         if kwargs.get("fixed_signature") is None:
             calls.append((k, checkpoints))
         return real(path, baseline, key, keys, k, checkpoints, *args, **kwargs)
 
-    monkeypatch.setattr(sweep, "run_point", spy)
+    monkeypatch.setattr(interval_sweep, "run_point", spy)
     result = adaptive.adaptive_sweep("reference", points, probes, target, seed=1, n_devices=2, progress_bar=False)
     assert sorted(calls) == [(1, 1)] * 3 + [(4, 1)] * 3  # three rounds, one checkpoint each
     assert (result.raw.groupby("k").size() == 3).all()

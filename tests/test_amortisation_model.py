@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab import params
-from pqlab.amort import amortisation as eq1
+from pqlab.amort import eq1
 from pqlab.errors import ParamsError
 from pqlab.figures import interactive
 

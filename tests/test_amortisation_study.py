@@ -11,35 +11,36 @@ import pytest
 import yaml
 
 from pqlab import io, params
-from pqlab.amort import fastpath, trials
-from pqlab.amort.lab import KeySet
+from pqlab.amort.fastpath import api
+from pqlab.amort.fastpath.api import native_status, open_controller
 from pqlab.analysis import amortisation as amortisation_analysis
-from pqlab.experiments import amortisation as sweep
+from pqlab.experiments import detection_trials, interval_sweep
+from pqlab.experiments.amort_lab import KeySet
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.raw_labels import PHASES
 from pqlab.studies import amortisation, costs
 
-PATHS = ["reference"] + (["native"] if fastpath.native_status()[0] else [])
+PATHS = ["reference"] + (["native"] if native_status()[0] else [])
 
 
 def test_reports_per_point_covers_reports_and_checkpoints():
-    assert sweep.reports_per_point(1, 16, 2) == (16, 16)
-    assert sweep.reports_per_point(4, 16, 2) == (16, 4)
-    assert sweep.reports_per_point(64, 16, 2) == (128, 2)
+    assert interval_sweep.reports_per_point(1, 16, 2) == (16, 16)
+    assert interval_sweep.reports_per_point(4, 16, 2) == (16, 4)
+    assert interval_sweep.reports_per_point(64, 16, 2) == (128, 2)
     with pytest.raises(ValueError):
-        sweep.reports_per_point(0, 16, 2)
+        interval_sweep.reports_per_point(0, 16, 2)
 
 
 @pytest.mark.parametrize("path", PATHS)
 def test_sweep_rows_follow_the_plan(path, tmp_path):
-    baselines = [sweep.Baseline("nolog", "no log", "ML-DSA-65", "auto", False),
-                 sweep.Baseline("log", "log", "ML-DSA-65", "auto", True, "tmp", tmp_path)]
+    baselines = [interval_sweep.Baseline("nolog", "no log", "ML-DSA-65", "auto", False),
+                 interval_sweep.Baseline("log", "log", "ML-DSA-65", "auto", True, "tmp", tmp_path)]
     ks = [1, 3, 8]
-    raw = sweep.sweep(path, baselines, ks, 2, seed=5, n_devices=3, min_reports=6, min_checkpoints=2,
+    raw = interval_sweep.sweep(path, baselines, ks, 2, seed=5, n_devices=3, min_reports=6, min_checkpoints=2,
                       progress=False)
     for k in ks:
-        _, checkpoints = sweep.reports_per_point(k, 6, 2)
+        _, checkpoints = interval_sweep.reports_per_point(k, 6, 2)
         rows = raw[raw["k"] == k]
         assert len(rows) == checkpoints * 2 * len(baselines)      # one row per timed checkpoint and trial
         assert (rows["reports"] == k).all()
@@ -56,14 +57,14 @@ def test_sweep_rows_follow_the_plan(path, tmp_path):
 
 
 def test_a_rejected_report_stops_the_sweep(tmp_path):
-    keys = sweep.epoch_keys(2)
-    reports = sweep.ReportSource("reference", keys, 4, np.random.default_rng(1)).take(4)
-    ctl = fastpath.open_controller("reference", sweep.DEPLOYMENT)
+    keys = interval_sweep.epoch_keys(2)
+    reports = interval_sweep.ReportSource("reference", keys, 4, np.random.default_rng(1)).take(4)
+    ctl = open_controller("reference", interval_sweep.DEPLOYMENT)
     for dev, k_evid in keys.items():
         ctl.register_epoch(dev, 1, k_evid, not_before=0)
-    verdicts = ctl.ingest([reports[0], reports[0]], now=sweep.ReportSource.stamp(3))  # a replay
+    verdicts = ctl.ingest([reports[0], reports[0]], now=interval_sweep.ReportSource.stamp(3))  # a replay
     with pytest.raises(Exception, match="SEQ_DUPLICATE"):
-        sweep._check(verdicts)
+        interval_sweep._check(verdicts)
 
 
 @pytest.fixture(scope="module")
@@ -73,40 +74,40 @@ def keys():
 
 @pytest.mark.parametrize("k", [1, 5, 12])
 def test_declared_omission_is_caught_by_range_width_at_the_next_checkpoint(keys, tmp_path, k):
-    rows = trials.omission_trials(keys, [k], 4, seed=11, workdir=tmp_path, strategies=("declared",), n_devices=3,
-                                  progress=False)
+    rows = detection_trials.omission_trials(keys, [k], 4, seed=11, workdir=tmp_path, strategies=("declared",),
+                                            n_devices=3, progress=False)
     for row in rows:
         assert row["exposed"] and row["checkpoints_until_exposed"] == 1
-        assert row["code"] == "SEQ_GAP" and row["check"] == trials.WIDTH
+        assert row["code"] == "SEQ_GAP" and row["check"] == detection_trials.WIDTH
         assert row["delay_records"] == k - row["position"] + 1 <= k
 
 
 def test_trimmed_omission_of_a_device_s_last_record_surfaces_later(keys, tmp_path):
     # k = 6 over 3 devices: position 6 is device 3's last record of the batch; position 1 is device 1's first.
-    last = trials.omission_trial(keys, 6, 3, tmp_path, strategy="trimmed", n_devices=3, position=6)
+    last = detection_trials.omission_trial(keys, 6, 3, tmp_path, strategy="trimmed", n_devices=3, position=6)
     assert last["last_of_device_in_batch"] and last["exposed"]
-    assert last["checkpoints_until_exposed"] == 2 and last["check"] == trials.CONTINUITY
+    assert last["checkpoints_until_exposed"] == 2 and last["check"] == detection_trials.CONTINUITY
     assert last["delay_records"] == 1 + 6
-    first = trials.omission_trial(keys, 6, 3, tmp_path, strategy="trimmed", n_devices=3, position=1)
-    assert first["checkpoints_until_exposed"] == 1 and first["check"] == trials.CONTINUITY
-    middle = trials.omission_trial(keys, 9, 3, tmp_path, strategy="trimmed", n_devices=3, position=4)
-    assert middle["checkpoints_until_exposed"] == 1 and middle["check"] == trials.WIDTH
+    first = detection_trials.omission_trial(keys, 6, 3, tmp_path, strategy="trimmed", n_devices=3, position=1)
+    assert first["checkpoints_until_exposed"] == 1 and first["check"] == detection_trials.CONTINUITY
+    middle = detection_trials.omission_trial(keys, 9, 3, tmp_path, strategy="trimmed", n_devices=3, position=4)
+    assert middle["checkpoints_until_exposed"] == 1 and middle["check"] == detection_trials.WIDTH
 
 
 def test_every_equivocation_is_exposed_by_comparing_views(keys, tmp_path):
-    rows = trials.equivocation_trials(keys, 8, 6, seed=2, workdir=tmp_path, n_devices=3, progress=False)
+    rows = detection_trials.equivocation_trials(keys, 8, 6, seed=2, workdir=tmp_path, n_devices=3, progress=False)
     assert len(rows) == 6
     for row in rows:
         assert row["views_differ"] and row["view_a_valid_alone"] and row["view_b_valid_alone"]
         assert row["exposed"] and row["code"] == "CKPT_FORK" and row["exposed_by_gossip"]
-    assert {row["variant"] for row in rows} <= set(trials.VARIANTS)
+    assert {row["variant"] for row in rows} <= set(detection_trials.VARIANTS)
 
 
 def test_trials_are_a_function_of_the_seed(keys, tmp_path):
-    a = trials.omission_trials(keys, [7], 3, seed=9, workdir=tmp_path, strategies=("trimmed",), n_devices=3,
-                               progress=False)
-    b = trials.omission_trials(keys, [7], 3, seed=9, workdir=tmp_path, strategies=("trimmed",), n_devices=3,
-                               progress=False)
+    a = detection_trials.omission_trials(keys, [7], 3, seed=9, workdir=tmp_path, strategies=("trimmed",), n_devices=3,
+                                         progress=False)
+    b = detection_trials.omission_trials(keys, [7], 3, seed=9, workdir=tmp_path, strategies=("trimmed",), n_devices=3,
+                                         progress=False)
     assert [r["position"] for r in a] == [r["position"] for r in b]
     assert [r["delay_records"] for r in a] == [r["delay_records"] for r in b]
 
@@ -195,7 +196,7 @@ def test_stage_outputs_and_metadata(project):
         assert (paths.root / relative).stat().st_size > 0, relative
     meta = io.read_parquet_metadata(paths.raw / "amortisation_sweep.parquet")
     assert meta["controller_path"]["requested"] == settings.amort.controller_path
-    assert meta["controller_path"]["used"] in fastpath.PATHS and meta["controller_path"]["reason"]
+    assert meta["controller_path"]["used"] in api.PATHS and meta["controller_path"]["reason"]
     assert len(meta["raw_samples"]["load_average"]["before"]) == 3 and meta["params"]["amortisation"]["trials"] == 1
     raw = pd.read_parquet(paths.raw / "amortisation_sweep.parquet")
     assert set(raw["path"]) == {meta["controller_path"]["used"]}

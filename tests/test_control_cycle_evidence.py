@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pqlab.amort.deployment import Deployment
-from pqlab.amort.fastpath import open_controller, open_device
+from pqlab.amort.fastpath.api import open_controller, open_device
 from pqlab.amort.messages import Report
 from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.errors import CycleError

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from pqlab import crypto, io, params
-from pqlab.amort import native
+from pqlab.amort.fastpath import native
 from pqlab.experiments import costs
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths

@@ -126,12 +126,12 @@ def test_closure_follows_relative_submodule_and_extension_imports():
 
 
 def test_domain_packages_never_write_or_draw():
-    """amort, case, thread, crypto, experiments and analysis compute and return data; only pqlab.studies writes and
-    draws."""
+    """amort, case, thread, crypto, experiments, attacks and analysis compute and return data; only pqlab.studies writes
+    and draws."""
     import ast
 
     banned = {"pqlab.figures", "pqlab.io", "pqlab.paths", "pqlab.studies", "matplotlib"}
-    for package in ("amort", "case", "thread", "crypto", "experiments", "analysis"):
+    for package in ("amort", "case", "thread", "crypto", "experiments", "attacks", "analysis"):
         for path in (LIB / "pqlab" / package).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else \

@@ -10,15 +10,15 @@ import pandas as pd
 import pytest
 
 from pqlab import io, params
-from pqlab.amort import fastpath
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import Code
-from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, report_rounds
+from pqlab.amort.fastpath.api import open_controller, resolve_controller_path, sign_and_commit
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.messages import Checkpoint, Report
 from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.errors import ParamsError
+from pqlab.experiments.amort_fleet import FIRST_TIME_MS, Fleet, batches, report_rounds
 from pqlab.io import read_json  # checks and drops the file's pqlab_sha256
 from pqlab.paths import ProjectPaths
 from pqlab.studies import scaling as study
@@ -49,12 +49,12 @@ def test_table3_byte_columns_equal_len_of_real_encodings(run, tmp_path):
     path = result.metrics["controller_path"]
     for n in cfg.identities:
         fleet = Fleet(n, settings.seed + 99, tag_len=cfg.tag_len)
-        ctl = fastpath.open_controller(path, fleet.deployment(), sig_alg=cfg.checkpoint_signer)
+        ctl = open_controller(path, fleet.deployment(), sig_alg=cfg.checkpoint_signer)
         fleet.register(ctl, not_before=FIRST_TIME_MS)
         reports = report_rounds(fleet, path, [cfg.disclosure_tag])[0]
         assert sum(ctl.ingest(chunk, now=FIRST_TIME_MS).n_accepted for chunk in batches(reports)) == n
         with DurableLog(tmp_path / f"log-{n}") as log:
-            data = fastpath.sign_and_commit(ctl, SigningKey.generate(cfg.checkpoint_signer), log)
+            data = sign_and_commit(ctl, SigningKey.generate(cfg.checkpoint_signer), log)
         row = table.loc[n]
         record = Report.decode(reports[0]).record.encode()
         assert row["Checkpoint [B]"] == len(data)
@@ -139,7 +139,7 @@ def test_outputs_exist_with_the_controller_path_recorded(run):
         assert (paths.root / relative).stat().st_size > 0, relative
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        resolved = fastpath.resolve_controller_path(settings.amort.controller_path)
+        resolved = resolve_controller_path(settings.amort.controller_path)
     for name in ("scaling_rounds", "scaling_trials", "scaling_rekey", "scaling_isolation", "scaling_replay"):
         meta = io.read_parquet_metadata(paths.raw / f"{name}.parquet")
         assert meta["controller_path"] == result.metrics["controller_path"]

@@ -13,15 +13,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pqlab.amort import chain, fastpath_base, profile
+from pqlab.amort import chain, profile
 from pqlab.amort.errors import Code
+from pqlab.amort.fastpath.api import MAX_BATCH
 from pqlab.amort.messages import HASH, ID_OCTETS, RECORD_LAYOUT, RECORD_OCTETS, TAG_LENGTHS, Record
 from pqlab.experiments import symmetric_timing
 from pqlab.thread import model, plan_check
 
 LIB = Path(__file__).resolve().parent.parent / "lib" / "pqlab"
-AMORT_H = LIB / "amort" / "native" / "amort_core.h"
-AMORT_C = LIB / "amort" / "native" / "amort_core.c"
+AMORT_H = LIB / "amort" / "fastpath" / "native" / "amort_core.h"
+AMORT_C = LIB / "amort" / "fastpath" / "native" / "amort_core.c"
 SIM_H = LIB / "thread" / "sim_core.h"
 SYM_H = LIB / "experiments" / "symmetric" / "sym_timing.h"
 SYM_C = LIB / "experiments" / "symmetric" / "sym_timing.c"
@@ -78,7 +79,7 @@ def test_amort_sizes_limits_and_choices_match():
     h = defines(AMORT_H)
     assert h["AMORT_ID_OCTETS"] == ID_OCTETS and h["AMORT_HASH_OCTETS"] == HASH
     assert h["AMORT_REPORT_MAX_OCTETS"] == RECORD_OCTETS + 2 * (1 + max(TAG_LENGTHS))
-    assert h["AMORT_BATCH_MAX"] == fastpath_base.MAX_BATCH
+    assert h["AMORT_BATCH_MAX"] == MAX_BATCH
     assert h["AMORT_CHAIN_MAX"] == chain.MAX_CHAIN_LENGTH
     assert h["AMORT_DEFAULT_MAX_REPORT_AGE"] == profile.DEFAULT_MAX_REPORT_AGE_MS
     assert [name for name, _ in enum_members(AMORT_H, "AMORT_WIRE_IMPLIED")] == \
@@ -124,7 +125,7 @@ def test_the_parser_reads_defines_and_enums(tmp_path):
 
 def test_python_duplicates_are_one_definition_imported():
     from pqlab import framing, params
-    from pqlab.amort import mutations
+    from pqlab.amort.conformance import mutations
     from pqlab.case import configurations
 
     assert configurations.MAX_APP_MESSAGE_OCTETS is framing.MAX_APP_MESSAGE_OCTETS

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pqlab import cli, io, params
-from pqlab.amort import amortisation as eq1
+from pqlab.amort import eq1
 from pqlab.amort.sizes import checkpoint_octets
 from pqlab.case.configurations import case_message_sizes, table1_config
 from pqlab.case.device_compute import device_pq_ms, load_cycles

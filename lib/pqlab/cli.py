@@ -237,7 +237,7 @@ def _papermill(args: argparse.Namespace) -> int:
 
 
 def _amort_vectors(args: argparse.Namespace) -> int:
-    from pqlab.amort import vectors
+    from pqlab.amort.conformance import vectors
     from pqlab.generated import replace_files, signed
 
     seed = vectors.DEFAULT_SEED if args.seed is None else args.seed
@@ -253,7 +253,7 @@ def _amort_vectors(args: argparse.Namespace) -> int:
 
 
 def _amort_fuzz(args: argparse.Namespace) -> int:
-    from pqlab.amort import fuzz
+    from pqlab.amort.conformance import fuzz
     from pqlab.io import write_json
 
     result = fuzz.run(args.batches, args.seed)

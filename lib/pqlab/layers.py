@@ -48,7 +48,8 @@ LAYERS: tuple[Layer, ...] = (
     Layer(6, "figures", "one module per stage, one function per figure", ("pqlab.figures",)),
     Layer(7, "studies", "one module per stage: load, compute, write (the only code that writes outputs); the report",
           ("pqlab.studies", "pqlab.report")),
-    Layer(8, "interfaces", "the pqlab command and the notebooks' entry points", ("pqlab.cli", "pqlab.cli_whatif", "pqlab.cli_studies")),
+    Layer(8, "interfaces", "the pqlab command and the notebooks' entry points",
+          ("pqlab.cli", "pqlab.cli_whatif", "pqlab.cli_studies")),
 )
 ROOT = "pqlab"  # the package itself holds only its __init__: every other module needs a prefix of its own
 RANK: dict[str, int] = {layer.name: layer.rank for layer in LAYERS}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pqlab.amort.lab import KeySet, Lab
 from pqlab.amort.profile import PAPER_PROFILE
+from pqlab.experiments.amort_lab import KeySet, Lab
 
 
 @pytest.fixture(scope="session")

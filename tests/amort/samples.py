@@ -7,9 +7,9 @@ from functools import cache
 from pathlib import Path
 
 from pqlab.amort.controller import ControllerConfig
-from pqlab.amort.lab import CONTROLLER_ID, KeySet, Lab
 from pqlab.amort.messages import AnchorStatement, EpochClose, Report
 from pqlab.amort.profile import PAPER_PROFILE, SECURE
+from pqlab.experiments.amort_lab import CONTROLLER_ID, KeySet, Lab
 
 
 @cache

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pqlab.amort.attacks import CASES, ordered, run_matrix
+from pqlab.attacks import CASES, ordered, run_matrix
 
 # AMORT-V1 Table VI: case -> (class, rejection code).
 TABLE_VI = {
@@ -20,7 +20,7 @@ TABLE_VI = {
 
 
 # Issue 27: case -> (kind, code under paper, code under hardened). Gaps: accepted by the paper's design.
-ISSUE_27 = {
+DEFECTS_AND_GAPS = {
     "N01": ("defect", "EPOCH_STALE", "EPOCH_STALE"), "N02": ("defect", "SEQ_GAP", "SEQ_GAP"),
     "N03": ("gap", "ACCEPT", "SIG_FAIL"), "N04": ("gap", "ACCEPT", "CKPT_FORK"), "N05": ("gap", "ACCEPT", "MAC_FAIL"),
     "N06": ("defect", "CHAIN_FAIL", "CHAIN_FAIL"), "N07": ("defect", "SIG_FAIL", "SIG_FAIL"),
@@ -64,7 +64,7 @@ def test_registry_matches_table_vi():
     assert [c.id for c in ordered() if c.cls == "P" and c.table == "table6"] == ["P1", "P2", "P3", "P4", "P5"]
     assert len([c for c in CASES if c.table == "extra"]) >= 8
     new = {c.id: (c.kind, c.expected, c.expected_for("hardened")) for c in CASES if c.table == "new"}
-    assert new == ISSUE_27
+    assert new == DEFECTS_AND_GAPS
     outsider = {c.id: (c.kind, c.expected, c.expected_for("hardened")) for c in CASES if c.table == "outsider"}
     assert outsider == OUTSIDER
     assert {c.id for c in CASES if c.denial} == DENIAL
@@ -116,7 +116,7 @@ def test_p5_fsyncs_counted_at_the_os_call(keys, tmp_path, monkeypatch):
     assert frame.loc[0, "pass"] and len(calls) == 10 == frame.loc[0, "counts"]["fsyncs"]
 
 
-@pytest.mark.parametrize("cases", [ISSUE_27, OUTSIDER], ids=["issue27", "outsider"])
+@pytest.mark.parametrize("cases", [DEFECTS_AND_GAPS, OUTSIDER], ids=["defects_and_gaps", "outsider"])
 @pytest.mark.parametrize("variant", ["paper", "hardened"])
 def test_issue_27_and_outsider_cases_give_their_code_under_each_variant(matrix, hardened, variant, cases):
     """Issue 35's outsider cases are built with the default public constructors; in both sets only the gaps succeed,

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from pqlab.amort.deployment import Deployment
-from pqlab.amort.fastpath import open_controller, open_device
+from pqlab.amort.fastpath.api import open_controller, open_device
 from pqlab.amort.profile import SECURE
 
 HERE = Path(__file__).resolve().parent
-CORE = HERE.parent.parent / "lib" / "pqlab" / "amort" / "native"
+CORE = HERE.parent.parent / "lib" / "pqlab" / "amort" / "fastpath" / "native"
 
 
 def compile_c(out: Path, sources: list[Path], *flags: str) -> Path:

@@ -65,7 +65,7 @@ def test_decoders_never_crash(name):
 @pytest.fixture(scope="module")
 def honest_world(tmp_path_factory):
     from pqlab.amort.controller import ControllerConfig
-    from pqlab.amort.lab import KeySet, Lab
+    from pqlab.experiments.amort_lab import KeySet, Lab
 
     world = Lab(KeySet.generate(2), 9, tmp_path_factory.mktemp("fuzz"), ControllerConfig(k=4), chain_length=4096,
                 profile=PAPER_PROFILE)

@@ -7,12 +7,12 @@ import warnings
 
 import pytest
 
-from pqlab.amort import native
 from pqlab.amort.controller import ControllerConfig
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError, Code, FastpathError
-from pqlab.amort.fastpath import (
+from pqlab.amort.fastpath import native
+from pqlab.amort.fastpath.api import (
     PATHS,
     frame,
     native_status,
@@ -22,9 +22,9 @@ from pqlab.amort.fastpath import (
     sign_and_commit,
     unframe,
 )
-from pqlab.amort.lab import Lab
 from pqlab.amort.messages import Checkpoint
 from pqlab.errors import ParamsError, PqlabError
+from pqlab.experiments.amort_lab import Lab
 
 needs_native = pytest.mark.skipif(not native_status()[0], reason=f"native fast path not built: {native_status()[1]}")
 BOTH = pytest.mark.parametrize("path", [p if p == "reference" else pytest.param(p, marks=needs_native)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pqlab.amort import fuzz
-from pqlab.amort.fastpath import native_status
+from pqlab.amort.conformance import fuzz
+from pqlab.amort.fastpath.api import native_status
 
 
 @pytest.mark.skipif(not native_status()[0], reason=f"native fast path not built: {native_status()[1]}")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pqlab.amort import differential, vectors
+from pqlab.amort.conformance import differential, vectors
 from pqlab.amort.errors import Code
-from pqlab.amort.fastpath import MAX_BATCH, native_status
+from pqlab.amort.fastpath.api import MAX_BATCH, native_status
 from pqlab.generated import signed
 
 VECTORS = Path(__file__).resolve().parent.parent / "vectors" / "amort_differential"

@@ -7,8 +7,8 @@ import pytest
 from pqlab.amort import merkle
 from pqlab.amort.controller import ControllerConfig
 from pqlab.amort.errors import AmortError
-from pqlab.amort.lab import Lab
 from pqlab.amort.messages import Checkpoint, EpochOpen, Report
+from pqlab.experiments.amort_lab import Lab
 
 
 def _code(fn):

@@ -12,19 +12,19 @@ import random
 
 import pytest
 
-from pqlab.amort import native
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import GENESIS, Controller, Pending
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.device import Device
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError, ClockRequired, Code, FastpathError
-from pqlab.amort.fastpath import PATHS, native_status, open_controller, open_device
+from pqlab.amort.fastpath import native
+from pqlab.amort.fastpath.api import PATHS, native_status, open_controller, open_device
 from pqlab.amort.identity import PublicKey
-from pqlab.amort.lab import Lab
 from pqlab.amort.messages import Checkpoint, EpochOpen, HardenedEpochOpen, Span
 from pqlab.amort.profile import HARDENED, IMPLIED, PAPER, PAPER_PROFILE, SECURE, Profile
 from pqlab.errors import PqlabError
+from pqlab.experiments.amort_lab import Lab
 
 PATH_PARAMS = [p if p == "reference" or native_status()[0] else
                pytest.param(p, marks=pytest.mark.skip(reason="native fast path not built")) for p in PATHS]

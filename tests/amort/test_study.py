@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from pqlab import params
-from pqlab.amort.attacks.summary import TABLE_COLUMNS
+from pqlab.attacks.summary import TABLE_COLUMNS
 from pqlab.errors import ParamsError
 
 

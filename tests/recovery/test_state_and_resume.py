@@ -11,13 +11,13 @@ from pqlab.amort.controller import ControllerConfig
 from pqlab.amort.device import Device, EpochSecrets
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError, Code
-from pqlab.amort.lab import CONTROLLER_ID, KeySet
 from pqlab.amort.messages import Checkpoint
 from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.amort.recovery.cases import ARMS
 from pqlab.amort.recovery.resume import RecoveryController
 from pqlab.amort.recovery.state import STATE_OCTETS, ProverState, read_state, write_state
 from pqlab.amort.recovery.wire import RESUME_OCTETS, Resume, encode_frame, read_frame
+from pqlab.experiments.amort_lab import CONTROLLER_ID, KeySet
 
 SECRETS = EpochSecrets(3, bytes(range(32)), bytes(range(32, 64)), 256, 16, 1)
 

@@ -36,7 +36,7 @@ class AttackMatrixParams(Strict):
     stream_records: int = Field(default=640, ge=1, le=1_000_000)  # P5: honest stream length
     stream_k: int = Field(default=64, ge=1, le=1_000_000)  # P5: checkpoint interval
     repeats: int = Field(default=1, ge=1, le=100)  # independent runs, each with its own seed and fresh keys
-    # What the hardened variant costs (pqlab.amort.hardening_cost), both variants alternating in each trial:
+    # What the hardened variant costs (pqlab.experiments.hardening_cost), both variants alternating in each trial:
     cost_trials: int = Field(default=5, ge=1, le=1000)
     cost_identities: int = Field(default=1000, ge=1, le=100_000)  # reports per checkpoint (one per identity)
     cost_rounds: int = Field(default=3, ge=1, le=1000)  # checkpoints per trial

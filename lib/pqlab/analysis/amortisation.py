@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pqlab.amort import amortisation as eq1
+from pqlab.amort import eq1
 from pqlab.analysis import amortisation_metrics as report
 from pqlab.errors import StudyInputError
 from pqlab.params import AmortisationParams, StudyParams

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pqlab.amort import amortisation as eq1
+from pqlab.amort import eq1
 from pqlab.analysis import amortisation_models as models
 from pqlab.params import AmortisationParams
 

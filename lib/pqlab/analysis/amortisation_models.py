@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pqlab.amort import amortisation as eq1
+from pqlab.amort import eq1
 from pqlab.errors import StudyInputError
 from pqlab.raw_labels import beside_scheme
 from pqlab.seeds import derive_seed

@@ -15,7 +15,7 @@ nothing signed or written) at the smallest and the largest k, one append + fsync
 (``DurableLog``, as the sweep writes it) for every checkpoint size the sweep produces, and signatures by each
 signer on the sweep's backend over a message of the largest checkpoint's length, as many as the signing time's
 spread needs for the same ±half-width as the points (ML-DSA's rejection loop makes it heavy-tailed) — in the same
-rounds as the points, so a host whose speed drifts feeds the model what it did during the sweep.
+rounds as the points, so a host whose speed drifts feeds the model what it did during the interval_sweep.
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ import pandas as pd
 from scipy import stats
 
 from pqlab import progress
-from pqlab.amort import fastpath
 from pqlab.amort.durable import DurableLog
+from pqlab.amort.fastpath.api import checkpoint_context
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.profile import PAPER_PROFILE
-from pqlab.experiments import amortisation as sweep
+from pqlab.experiments import interval_sweep
 
 PATH_PHASES = ("ingest_ns", "body_ns", "commit_ns")  # the path's own work in a checkpoint (no signature, no write)
 
@@ -60,7 +60,7 @@ class SweepTarget:
 class Point:
     """One sweep point and its own target half-width (points beside the main comparison may be looser)."""
 
-    baseline: sweep.Baseline
+    baseline: interval_sweep.Baseline
     k: int
     half_width: float
 
@@ -151,11 +151,11 @@ def spread(total: int, rounds: int) -> list[int]:
 
 def _fixed_signature(signer: str, backend: str) -> bytes:
     key = SigningKey.generate(signer, backend)
-    return key.signer.sign(key.secret, b"AMORT-V1 path probe", fastpath.checkpoint_context(PAPER_PROFILE))
+    return key.signer.sign(key.secret, b"AMORT-V1 path probe", checkpoint_context(PAPER_PROFILE))
 
 
-def _probe_baseline(signer: str, backend: str) -> sweep.Baseline:
-    return sweep.Baseline(f"path {signer}", f"path probe {signer}", signer, backend, False)
+def _probe_baseline(signer: str, backend: str) -> interval_sweep.Baseline:
+    return interval_sweep.Baseline(f"path {signer}", f"path probe {signer}", signer, backend, False)
 
 
 def checkpoint_sizes(path: str, plan: ProbePlan, signatures: dict[str, bytes], keys: dict[bytes, bytes],
@@ -164,7 +164,7 @@ def checkpoint_sizes(path: str, plan: ProbePlan, signatures: dict[str, bytes], k
     rows = []
     for signer, backend in plan.signers:
         for touched in plan.touched:
-            row = sweep.run_point(path, _probe_baseline(signer, backend), None, keys, touched, 1, rng,
+            row = interval_sweep.run_point(path, _probe_baseline(signer, backend), None, keys, touched, 1, rng,
                                   warmup_reports=0, fixed_signature=signatures[signer])[0]
             rows.append({"signer": signer, "touched": touched, "checkpoint_octets": row["checkpoint_octets"]})
     return pd.DataFrame(rows)
@@ -213,7 +213,7 @@ def checkpoint_probe(signer: str, backend: str, octets: int, reps: int, rng: np.
     try:
         for i in range(warmup + reps):
             began = clock()
-            key.signer.sign(key.secret, message, fastpath.checkpoint_context(PAPER_PROFILE))
+            key.signer.sign(key.secret, message, checkpoint_context(PAPER_PROFILE))
             row = {"ns": clock() - began}
             if log is not None:
                 touched, size = sizes[(start + i - warmup) % len(sizes)]
@@ -231,7 +231,7 @@ def checkpoint_probe(signer: str, backend: str, octets: int, reps: int, rng: np.
 
 def _path_rows(path: str, signer: str, backend: str, signature: bytes, keys: dict[bytes, bytes], k: int,
                checkpoints: int, rng: np.random.Generator, disclosure_tag: bool, warmup: int) -> pd.DataFrame:
-    rows = sweep.run_point(path, _probe_baseline(signer, backend), None, keys, k, checkpoints, rng,
+    rows = interval_sweep.run_point(path, _probe_baseline(signer, backend), None, keys, k, checkpoints, rng,
                            disclosure_tag=disclosure_tag, warmup_reports=warmup, fixed_signature=signature)
     frame = pd.DataFrame(rows)
     frame["path_ns"] = frame[list(PATH_PHASES)].sum(axis=1)
@@ -246,7 +246,7 @@ def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: Sw
     """Run every point and probe in every trial (seeded random order per trial), sizing the points adaptively."""
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
-    keys = sweep.epoch_keys(n_devices)
+    keys = interval_sweep.epoch_keys(n_devices)
     signatures = {signer: _fixed_signature(signer, backend) for signer, backend in probes.signers}
     sizes = checkpoint_sizes(path, probes, signatures, keys, rng)
     octets = {(r.signer, r.touched): int(r.checkpoint_octets) for r in sizes.itertuples()}
@@ -267,7 +267,7 @@ def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: Sw
     sign_values: dict[str, list[float]] = {signer: [] for signer in sign_alloc}
     with progress.bar(total=target.trials * rounds * len(items), desc=desc, disable=not progress_bar) as bar:
         for trial in range(target.trials):
-            trial_keys = sweep.epoch_keys(n_devices)
+            trial_keys = interval_sweep.epoch_keys(n_devices)
             signing = {p.baseline.scheme: SigningKey.generate(p.baseline.signer, p.baseline.backend)
                        for p in points}
             shares = {key: spread(n, rounds) for key, n in alloc.items()}
@@ -282,10 +282,10 @@ def adaptive_sweep(path: str, points: list[Point], probes: ProbePlan, target: Sw
                     began = time.perf_counter()
                     if kind == "point" and shares[item.key][turn]:
                         bar.set_postfix_str(f"trial {trial + 1}: {item.baseline.label}, k = {item.k}")
-                        rows = sweep.run_point(path, item.baseline, signing[item.baseline.scheme], trial_keys,
+                        rows = interval_sweep.run_point(path, item.baseline, signing[item.baseline.scheme], trial_keys,
                                                item.k, shares[item.key][turn], rng, disclosure_tag=disclosure_tag,
                                                warmup_reports=warmup_reports)
-                        frames.append(sweep.point_frame(rows, item.baseline, item.k, trial))
+                        frames.append(interval_sweep.point_frame(rows, item.baseline, item.k, trial))
                         values[item.key].extend(r["total_ns"] / item.k / 1000.0 for r in rows)
                         spent[item.key] += time.perf_counter() - began
                     elif kind == "path":
@@ -357,7 +357,7 @@ def probe_plan(points: list[Point], ks: list[int], n_devices: int, log_folder: P
     return ProbePlan(signers, logged, log_folder, min(ks), small, max(ks), large, fsync_reps, touched, sign_reps)
 
 
-def with_backend(baseline: sweep.Baseline, backend: str, scheme: str) -> sweep.Baseline:
+def with_backend(baseline: interval_sweep.Baseline, backend: str, scheme: str) -> interval_sweep.Baseline:
     """The same baseline signing on another backend (a point beside the main comparison)."""
     return replace(baseline, scheme=scheme, backend=backend, label=f"{baseline.label} [{backend}]")
 

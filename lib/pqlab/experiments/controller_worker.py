@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pqlab.amort import fastpath
 from pqlab.amort.durable import DurableLog
-from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, packed_state, round_time
+from pqlab.amort.fastpath.api import checkpoint_context, open_controller
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.profile import IMPLIED, PAPER, Profile
+from pqlab.experiments.amort_fleet import FIRST_TIME_MS, Fleet, batches, packed_state, round_time
 
 STATUS = Path("/proc/self/status")
 
@@ -48,8 +48,8 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     profile = Profile(job.get("variant", PAPER), job.get("wire_format", IMPLIED))
     fleet = Fleet(job["n"], job["seed"], job["trial"], tag_len=job["tag_len"], profile=profile)
     key = SigningKey.generate(job["signer"], job["backend"])
-    ctl = fastpath.open_controller(job["path"], fleet.deployment(), sig_alg=job["signer"])
-    context = fastpath.checkpoint_context(profile)
+    ctl = open_controller(job["path"], fleet.deployment(), sig_alg=job["signer"])
+    context = checkpoint_context(profile)
     memory["before_fleet"] = memory_kib()
     t0 = clock()
     fleet.register(ctl, not_before=FIRST_TIME_MS)

@@ -15,7 +15,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from pqlab import crypto
-from pqlab.amort import native
+from pqlab.amort.fastpath import native
 from pqlab.amort.merkle import leaf_hash, node_hash
 from pqlab.amort.messages import RECORD_OCTETS
 from pqlab.experiments import symmetric_timing as symmetric

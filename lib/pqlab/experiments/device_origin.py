@@ -13,16 +13,17 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from pqlab.amort import chain, fastpath, kdf
+from pqlab.amort import chain, kdf
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import ControllerConfig
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
-from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, report_rounds, round_time
+from pqlab.amort.fastpath.api import checkpoint_context, open_controller
 from pqlab.amort.identity import PublicKey, SigningKey
-from pqlab.amort.lab import KeySet, Lab
 from pqlab.amort.messages import RECORD_OCTETS, Disclosure, EpochOpen, Report
 from pqlab.amort.profile import PAPER_PROFILE
+from pqlab.experiments.amort_fleet import FIRST_TIME_MS, Fleet, batches, report_rounds, round_time
+from pqlab.experiments.amort_lab import KeySet, Lab
 from pqlab.params import StudyParams
 
 # Fig. 5's series; "log_only" = checkpoint verification (signature, link, continuity, consistency) amortised over
@@ -207,8 +208,8 @@ def measure_controller_tags(settings: StudyParams, path: str, scratch: Path, *,
             fleet = Fleet(n, settings.seed, 2000 + trial, tag_len=cfg.tag_len)
             rounds = report_rounds(fleet, path, flags)
             key = SigningKey.generate(cfg.checkpoint_signer)
-            ctl = fastpath.open_controller(path, fleet.deployment(), sig_alg=cfg.checkpoint_signer)
-            context = fastpath.checkpoint_context(fleet.profile)
+            ctl = open_controller(path, fleet.deployment(), sig_alg=cfg.checkpoint_signer)
+            context = checkpoint_context(fleet.profile)
             fleet.register(ctl, not_before=FIRST_TIME_MS)
             with DurableLog(Path(tmp) / f"tags-{trial}.log") as log:
                 for r, (tagged, reports) in enumerate(zip(flags, rounds, strict=True)):

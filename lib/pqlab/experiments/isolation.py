@@ -13,19 +13,18 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from pqlab.amort import fastpath
 from pqlab.amort.controller import Controller, ControllerConfig
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.device import Device
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError
-from pqlab.amort.fastpath import NO_EXPIRY, BatchController
-from pqlab.amort.fleet import FIRST_TIME_MS, PERIOD_MS, Fleet, batches, report_rounds, round_time
+from pqlab.amort.fastpath.api import NO_EXPIRY, BatchController, checkpoint_context, open_controller, sign_and_commit
 from pqlab.amort.identity import KEM_ALGORITHM, CertificateAuthority, PublicKey, SigningKey, new_kem_keypair
 from pqlab.amort.messages import Checkpoint
 from pqlab.amort.profile import DEFAULT_MAX_REPORT_AGE_MS
 from pqlab.crypto import get_kem
 from pqlab.experiments import rekey_parts
+from pqlab.experiments.amort_fleet import FIRST_TIME_MS, PERIOD_MS, Fleet, batches, report_rounds, round_time
 from pqlab.params import StudyParams
 
 CONTROLLER_ID = b"CTRL-001"
@@ -41,7 +40,7 @@ def _ingest(ctl: BatchController, reports: list[bytes], now: int) -> Counter:
 
 
 def _commit(ctl: BatchController, key: SigningKey, log: DurableLog) -> Checkpoint:
-    return Checkpoint.decode(fastpath.sign_and_commit(ctl, key, log))
+    return Checkpoint.decode(sign_and_commit(ctl, key, log))
 
 
 def isolation_trial(settings: StudyParams, n: int, path: str, scratch: Path, trial: int = 0, *,
@@ -52,7 +51,7 @@ def isolation_trial(settings: StudyParams, n: int, path: str, scratch: Path, tri
     rng = np.random.default_rng([settings.seed, n, trial])
     fleet = Fleet(n, settings.seed, trial, tag_len=cfg.tag_len)
     key = SigningKey.generate(cfg.checkpoint_signer, cfg.backend)
-    ctl = fastpath.open_controller(path, fleet.deployment(), sig_alg=cfg.checkpoint_signer)
+    ctl = open_controller(path, fleet.deployment(), sig_alg=cfg.checkpoint_signer)
     fleet.register(ctl, not_before=FIRST_TIME_MS)
     rounds = report_rounds(fleet, path, [False, False])
     victim = int(rng.integers(n))
@@ -174,7 +173,7 @@ def replay_trial(settings: StudyParams, backlog: int, path: str, scratch: Path, 
     reconnect = round_time(0, period_ms=period) + backlog * period  # the controller's clock when it re-merges
     # the controller of a deployment that tolerates partitions accepts evidence as old as its longest backlog
     deployment = fleet.deployment(max_report_age=max(backlog * period, DEFAULT_MAX_REPORT_AGE_MS))
-    ctl = fastpath.open_controller(path, deployment, sig_alg=cfg.checkpoint_signer)
+    ctl = open_controller(path, deployment, sig_alg=cfg.checkpoint_signer)
     fleet.register(ctl, not_before=FIRST_TIME_MS)
     first = report_rounds(fleet, path, [cfg.disclosure_tag])[0]
     device = fleet.device(path, 0, chain_length=backlog + 1)
@@ -185,13 +184,13 @@ def replay_trial(settings: StudyParams, backlog: int, path: str, scratch: Path, 
     with DurableLog(scratch / f"replay-{backlog}-{trial}.log") as log:
         if _ingest(ctl, first, round_time(0))[None] != fleet.n:
             raise RuntimeError("the pre-partition round was not accepted")
-        fastpath.sign_and_commit(ctl, key, log)
+        sign_and_commit(ctl, key, log)
         t0 = clock()
         accepted = sum(ctl.ingest(chunk, now=reconnect).n_accepted for chunk in buffered)
         t1 = clock()
         body = ctl.checkpoint_body()
         t2 = clock()
-        data = ctl.commit(key.signer.sign(key.secret, body, fastpath.checkpoint_context(fleet.profile)))
+        data = ctl.commit(key.signer.sign(key.secret, body, checkpoint_context(fleet.profile)))
         log.append(data)
         t3 = clock()
     if accepted != backlog:

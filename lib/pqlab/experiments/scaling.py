@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from pqlab.amort.fleet import Fleet, report_rounds
 from pqlab.amort.profile import Profile
 from pqlab.errors import MeasurementError
+from pqlab.experiments.amort_fleet import Fleet, report_rounds
 from pqlab.params import StudyParams
 
 WORKER = "pqlab.experiments.controller_worker"

@@ -11,7 +11,7 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator
 
-from pqlab.amort import amortisation as eq1
+from pqlab.amort import eq1
 from pqlab.figures import style
 from pqlab.stats import level
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from pqlab.amort import amortisation as eq1
+from pqlab.amort import eq1
 
 ENV = "PQLAB_WIDGETS"  # "1" forces widgets on (a front end the check does not know), "0" forces them off
 
@@ -30,7 +30,7 @@ def describe(point: eq1.TradeOff) -> str:
 
 def tradeoff_explorer(inputs: dict[str, eq1.CostInputs], rates: Sequence[float] = (1, 100, 1000)) -> Any | None:
     """An ipywidgets panel: pick a baseline, a report rate, and a window or a cost budget; shows k, W and the cost
-    (``pqlab.amort.amortisation.tradeoff``) on the Fig. 4 curve. Returns None, building nothing, without a live
+    (``pqlab.amort.eq1.tradeoff``) on the Fig. 4 curve. Returns None, building nothing, without a live
     front end (see :func:`live_frontend`)."""
     if not live_frontend():
         return None

@@ -14,7 +14,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pqlab.amort import amortisation as eq1
+from pqlab.amort import eq1
 from pqlab.errors import PqlabError
 from pqlab.figures import style
 from pqlab.framing import MAX_APP_MESSAGE_OCTETS

@@ -10,7 +10,8 @@ from pqlab.amort.recovery.config import RecoveryParams, RecoverySizingParams
 from pqlab.case.config import DesignSpaceParams, ExtendedDesignSpaceParams
 from pqlab.config import BackendChoice, Name, name_problem, read_table, read_yaml
 from pqlab.framing import FramingParams
-from pqlab.params.harness import (
+from pqlab.params.loader import dump_all, load, load_raw, resolve
+from pqlab.params.measurement_sections import (
     AmortBaseline,
     AmortisationParams,
     AmortModelInputs,
@@ -18,7 +19,6 @@ from pqlab.params.harness import (
     CostsParams,
     CycleConfiguration,
 )
-from pqlab.params.loader import dump_all, load, load_raw, resolve
 from pqlab.params.schema import (
     CaseSizesParams,
     DeviceOriginParams,

@@ -11,7 +11,7 @@ from pqlab.amort.recovery.config import RecoveryParams
 from pqlab.case.config import TABLE1_NAMES, DesignSpaceParams, ExtendedDesignSpaceParams
 from pqlab.config import BackendChoice, Strict, powers_of_two, strictly_increasing
 from pqlab.framing import FramingParams
-from pqlab.params.harness import AmortisationParams, ControlCycleParams, CostsParams
+from pqlab.params.measurement_sections import AmortisationParams, ControlCycleParams, CostsParams
 from pqlab.thread.config import ThreadParams
 from pqlab.thread.sweep_config import AssumptionsParams, CrosscheckParams, SensitivityParams
 

@@ -10,13 +10,13 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from pqlab import machine
-from pqlab.amort import hardening_cost
-from pqlab.amort.attacks import run_matrix
-from pqlab.amort.attacks.metrics import stage_metrics
-from pqlab.amort.attacks.summary import TABLE_COLUMNS, summarise_runs, variant_table
-from pqlab.amort.fastpath import resolve_controller_path
-from pqlab.amort.lab import KeySet
+from pqlab.amort.fastpath.api import resolve_controller_path
 from pqlab.amort.profile import VARIANTS
+from pqlab.attacks import run_matrix
+from pqlab.attacks.metrics import stage_metrics
+from pqlab.attacks.summary import TABLE_COLUMNS, summarise_runs, variant_table
+from pqlab.experiments import hardening_cost
+from pqlab.experiments.amort_lab import KeySet
 from pqlab.figures.attack_matrix import attack_matrix_overview, attack_matrix_variants
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths

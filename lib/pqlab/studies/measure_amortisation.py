@@ -13,11 +13,10 @@ import numpy as np
 import pandas as pd
 
 from pqlab import crypto, io, machine
-from pqlab.amort import fastpath, trials
-from pqlab.amort.lab import KeySet
+from pqlab.amort.fastpath.api import resolve_controller_path
 from pqlab.errors import OutputError
-from pqlab.experiments import adaptive_sweep
-from pqlab.experiments import amortisation as sweep
+from pqlab.experiments import adaptive_sweep, detection_trials, interval_sweep
+from pqlab.experiments.amort_lab import KeySet
 from pqlab.params import AmortisationParams, StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.pipeline import raw_provenance, registry
@@ -42,13 +41,13 @@ def storage_targets(cfg: AmortisationParams, paths: ProjectPaths) -> tuple[dict[
     return usable, skipped
 
 
-def _baselines(cfg: AmortisationParams, log_folder: Path) -> list[sweep.Baseline]:
-    return [sweep.Baseline(scheme, base.label, base.signer, crypto.resolve_backend(base.signer, cfg.backend),
+def _baselines(cfg: AmortisationParams, log_folder: Path) -> list[interval_sweep.Baseline]:
+    return [interval_sweep.Baseline(scheme, base.label, base.signer, crypto.resolve_backend(base.signer, cfg.backend),
                            base.durable_log, cfg.log_storage if base.durable_log else "", log_folder)
             for scheme, base in cfg.baselines.items()]
 
 
-def sweep_points(cfg: AmortisationParams, main: list[sweep.Baseline]) -> list[adaptive_sweep.Point]:
+def sweep_points(cfg: AmortisationParams, main: list[interval_sweep.Baseline]) -> list[adaptive_sweep.Point]:
     """The main comparison's points (every baseline on its backend at every interval, ±target) and, for every
     other backend offering a baseline's signer, its first and last interval (±beside target)."""
     points = [adaptive_sweep.Point(b, k, cfg.target_half_width_pct / 100) for b in main for k in cfg.intervals]
@@ -60,7 +59,7 @@ def sweep_points(cfg: AmortisationParams, main: list[sweep.Baseline]) -> list[ad
     return points
 
 
-def measure_sweep(settings: StudyParams, path: str, main: list[sweep.Baseline], log_folder: Path, *,
+def measure_sweep(settings: StudyParams, path: str, main: list[interval_sweep.Baseline], log_folder: Path, *,
                   progress: bool) -> adaptive_sweep.SweepResult:
     """The adaptive sweep of the main and beside points with the path-terms probes in every trial."""
     cfg = settings.amortisation
@@ -86,14 +85,14 @@ def measure_sensitivity(settings: StudyParams, targets: dict[str, Path], path: s
     rows, baselines = [], []
     signers = list(dict.fromkeys(base.signer for base in cfg.baselines.values()))
     for signer, backend, name in [(s, b, n) for s in signers for b in crypto.backends_offering(s) for n in targets]:
-        measured = sweep.probe(signer, backend, targets[name], cfg.probe_reps, cfg.probe_message_octets,
+        measured = interval_sweep.probe(signer, backend, targets[name], cfg.probe_reps, cfg.probe_message_octets,
                                cfg.probe_block_octets, rng)
         combo = f"{signer} · {backend} · {name}"
         rows.append({"combo": combo, "signer": signer, "backend": backend, "storage": name,
                      "folder": str(targets[name]), **measured})
-        baselines.append(sweep.Baseline(combo, combo, signer, backend, True, name, targets[name]))
-    raw = sweep.sweep(path, baselines, list(cfg.sensitivity_intervals), cfg.sensitivity_trials,
-                      derive_seed(settings.seed, "sensitivity-sweep"), n_devices=cfg.devices,
+        baselines.append(interval_sweep.Baseline(combo, combo, signer, backend, True, name, targets[name]))
+    raw = interval_sweep.sweep(path, baselines, list(cfg.sensitivity_intervals), cfg.sensitivity_trials,
+                               derive_seed(settings.seed, "sensitivity-sweep"), n_devices=cfg.devices,
                       min_reports=cfg.sensitivity_min_reports, min_checkpoints=cfg.sensitivity_min_checkpoints,
                       disclosure_tag=cfg.disclosure_tag, warmup_reports=cfg.warmup_reports,
                       desc="backend x storage sweep", progress=progress)
@@ -105,10 +104,10 @@ def measure_trials(settings: StudyParams, folder: Path, progress: bool) -> tuple
     cfg = settings.amortisation
     keys = KeySet.generate(cfg.devices, TRIAL_SIGNER)
     with tempfile.TemporaryDirectory(dir=folder, prefix=".amort-trials-") as workdir:
-        omission = pd.DataFrame(trials.omission_trials(
+        omission = pd.DataFrame(detection_trials.omission_trials(
             keys, list(cfg.intervals), cfg.omission_trials, settings.seed, Path(workdir),
             strategies=cfg.omission_strategies, n_devices=cfg.devices, progress=progress))
-        equivocation = pd.DataFrame(trials.equivocation_trials(
+        equivocation = pd.DataFrame(detection_trials.equivocation_trials(
             keys, cfg.equivocation_k, cfg.equivocation_trials, settings.seed, Path(workdir), n_devices=cfg.devices,
             progress=progress))
     return omission.assign(path="reference"), equivocation  # the detection trials run the reference model
@@ -122,7 +121,7 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     load_before = raw_provenance.load_average()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
-        resolved = fastpath.resolve_controller_path(settings.amort.controller_path)
+        resolved = resolve_controller_path(settings.amort.controller_path)
     for warning in caught:
         warnings.warn(warning.message, RuntimeWarning, stacklevel=2)
     targets, skipped = storage_targets(cfg, paths)

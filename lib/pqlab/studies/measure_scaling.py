@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pqlab import machine
-from pqlab.amort.fastpath import resolve_controller_path
+from pqlab.amort.fastpath.api import resolve_controller_path
 from pqlab.experiments import isolation, scaling
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths

@@ -1,6 +1,6 @@
 """``pqlab whatif amort``: the checkpoint interval, detection window and cost per report for a user's PLC fleet.
 
-Eq. 1 (``pqlab.amort.amortisation``) over this machine's measured costs: C_mac, C_leaf and C_sign from the costs
+Eq. 1 (``pqlab.amort.eq1``) over this machine's measured costs: C_mac, C_leaf and C_sign from the costs
 stage's statistics (``data/derived/costs_stats.parquet``, read through ``pqlab.io``, the per-report terms of the
 controller path ``amort.controller_path`` resolves to), or from a short probe with the cost study's own
 operations when that file or a row is missing (the answer says which); C_fsync always from a probe of the
@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 
 from pqlab import crypto, io, provenance
-from pqlab.amort import amortisation as eq1
-from pqlab.amort import fastpath, native
+from pqlab.amort import eq1
+from pqlab.amort.fastpath import native
+from pqlab.amort.fastpath.api import resolve_controller_path
 from pqlab.amort.sizes import checkpoint_octets
 from pqlab.analysis import costs as cost_analysis
 from pqlab.case import algorithms as case_algorithms
@@ -205,7 +206,7 @@ def evaluate(deployment: AmortDeployment, settings: StudyParams, paths: ProjectP
     """k, W, the cost per report with its interval, and the checkpoint's bytes for one fleet."""
     start = time.perf_counter()
     typed = deployment.costs
-    path, reason = fastpath.resolve_controller_path(settings.amort.controller_path)
+    path, reason = resolve_controller_path(settings.amort.controller_path)
     names = settings.amortisation.model_inputs
     op_ids = {"c_mac": names.native_mac if path == "native" else names.mac,
               "c_leaf": names.native_leaf if path == "native" else names.leaf,

@@ -1,5 +1,5 @@
 /* Device-side evidence generation for the control-cycle harness: one report per call, built with the
- * native AMORT-V1 device path (lib/pqlab/amort/native/amort_core.h) — the 83-octet record, its evidence
+ * native AMORT-V1 device path (lib/pqlab/amort/fastpath/native/amort_core.h) — the 83-octet record, its evidence
  * tag under K_evid and, for two tags, the disclosure tag under K_j with the chain step.
  */
 #ifndef PQ_CYCLE_EVIDENCE_H

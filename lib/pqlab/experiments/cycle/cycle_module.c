@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "experiment_binding.h"
+#include "pqlab_binding.h"
 #include "cycle_core.h"
 #include "cycle_evidence.h"
 

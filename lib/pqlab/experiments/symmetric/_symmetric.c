@@ -1,6 +1,6 @@
 /* CPython binding of sym_timing (pqlab.experiments._symmetric): Table I's symmetric operations timed in C.
  *
- * Every integer argument is range-checked as a Python int before any conversion (experiment_binding.h), the output
+ * Every integer argument is range-checked as a Python int before any conversion (pqlab_binding.h), the output
  * buffer's size is checked before it is computed, no C API call is made with an exception pending, and failures
  * raise pqlab.errors.SymmetricTimingError naming the argument, with the loop's sym_status name as its code. */
 #define PY_SSIZE_T_CLEAN
@@ -8,7 +8,7 @@
 
 #include <openssl/crypto.h>
 
-#include "experiment_binding.h"
+#include "pqlab_binding.h"
 #include "sym_timing.h"
 
 static PyObject *SymmetricTimingError;

@@ -5,7 +5,7 @@ implementation of the per-report path) and ties them with 149 differential vecto
 (``tests/vectors/amort_differential/``, ``pqlab amort-vectors``). Both implementations here take the same
 calls and must give the same outputs and state, byte for byte. Pick one with ``path``:
 ``"reference"`` (a thin adapter over :class:`pqlab.amort.controller.Controller`'s own checks, tree and
-checkpoint builder) or ``"native"`` (``pqlab.amort.native``: C + OpenSSL libcrypto). Params select it with
+checkpoint builder) or ``"native"`` (``pqlab.amort.fastpath.native``: C + OpenSSL libcrypto). Params select it with
 ``amort.controller_path``; :func:`resolve_controller_path` says which path is actually used and why.
 
 Both take the deployment (:class:`pqlab.amort.deployment.Deployment`: controller identifier, profile, freshness
@@ -50,7 +50,7 @@ Device (prover) side — the unit a control-cycle study times::
 ``report`` builds the 83-octet record with the next sequence number, its evidence tag under K_evid and its
 disclosure tag under K_seq, and advances the disclosure chain; its output equals
 :meth:`pqlab.amort.device.Device.report`'s for the same keys. The C functions behind it are a plain C API
-in ``pqlab/amort/native/amort_core.h`` for harnesses written in C.
+in ``pqlab/amort/fastpath/native/amort_core.h`` for harnesses written in C.
 
 Errors: a report's rejection is a verdict; a bad argument is a :class:`pqlab.errors.PqlabError` naming the
 field (protocol-level ones an :class:`AmortError`: REVOKED, DEVICE_UNKNOWN, EPOCH_STALE, TAGLEN_DOWNGRADE,
@@ -62,12 +62,12 @@ from __future__ import annotations
 import warnings
 from typing import NamedTuple
 
-from pqlab.amort import native
 from pqlab.amort.controller import Clock
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import FastpathError
-from pqlab.amort.fastpath_base import (  # noqa: F401  (the public names of the fast path live here too)
+from pqlab.amort.fastpath import native
+from pqlab.amort.fastpath.base import (  # noqa: F401  (the public names of the fast path live here too)
     MAX_BATCH,
     MAX_CHAIN_LENGTH,
     NO_EXPIRY,
@@ -89,8 +89,8 @@ from pqlab.amort.fastpath_base import (  # noqa: F401  (the public names of the 
     sig_alg_id,
     unframe,
 )
-from pqlab.amort.fastpath_native import NativeBatchController, NativeDevice
-from pqlab.amort.fastpath_reference import ReferenceBatchController, ReferenceDevice
+from pqlab.amort.fastpath.native.adapter import NativeBatchController, NativeDevice
+from pqlab.amort.fastpath.reference import ReferenceBatchController, ReferenceDevice
 from pqlab.amort.identity import SigningKey
 from pqlab.amort.messages import SIG_ALGORITHMS
 from pqlab.errors import ParamsError, PqlabError

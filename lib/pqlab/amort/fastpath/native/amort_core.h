@@ -42,7 +42,7 @@ typedef struct amort_options {
 /* The defaults (the secure ones, as pqlab.amort.profile.SECURE): implied wire format, hardened variant,
  * AMORT_DEFAULT_MAX_REPORT_AGE. */
 void amort_options_default(amort_options *options);
-#define AMORT_BATCH_MAX 1024          /* reports per ingest call (pqlab.amort.fastpath.MAX_BATCH) */
+#define AMORT_BATCH_MAX 1024          /* reports per ingest call (pqlab.amort.fastpath.api.MAX_BATCH) */
 #define AMORT_CHAIN_MAX (1u << 24)    /* disclosure keys per epoch */
 #define AMORT_SIGNATURE_MAX 0xFFFFu   /* the checkpoint's 2-octet signature length */
 #define AMORT_CLOSES_MAX 0xFFFFu      /* close entries per checkpoint (its 2-octet count); more wait for the next */

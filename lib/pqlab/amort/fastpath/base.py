@@ -1,7 +1,7 @@
 """The batch fast path's shared interface: verdicts, argument checks, framing, and the two abstract classes.
 
-Both implementations (:mod:`pqlab.amort.fastpath_reference`, :mod:`pqlab.amort.fastpath_native`) subclass
-:class:`BatchController` and :class:`ReportDevice` from here; :mod:`pqlab.amort.fastpath` picks one. Imports run
+Both implementations (:mod:`pqlab.amort.fastpath.reference`, :mod:`pqlab.amort.fastpath.native.adapter`) subclass
+:class:`BatchController` and :class:`ReportDevice` from here; :mod:`pqlab.amort.fastpath.api` picks one. Imports run
 one way: base <- implementations <- fastpath.
 """
 

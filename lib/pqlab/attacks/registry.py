@@ -13,8 +13,8 @@ import pandas as pd
 
 from pqlab.amort.controller import ControllerConfig
 from pqlab.amort.errors import AmortError
-from pqlab.amort.lab import CONTROLLER_ID, KeySet, Lab
 from pqlab.amort.profile import HARDENED, IMPLIED, PAPER, Profile
+from pqlab.experiments.amort_lab import CONTROLLER_ID, KeySet, Lab
 
 ACCEPT = "ACCEPT"
 TABLES = ("table6", "extra", "new", "outsider")  # Table VI, pqlab's extra cases, issue 27's and issue 35's

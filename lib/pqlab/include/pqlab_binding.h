@@ -1,8 +1,8 @@
 /* Shared by the native bindings (_amort_native, _cycle, _symmetric): raising a typed pqlab error with keyword
  * arguments, and range-checked integer arguments — a Python int of any size is compared with the bounds before any
  * conversion, so nothing wraps; a failure raises through the binding's own typed error. */
-#ifndef PQLAB_BENCH_BINDING_H
-#define PQLAB_BENCH_BINDING_H
+#ifndef PQLAB_BINDING_H
+#define PQLAB_BINDING_H
 
 #include <Python.h>
 #include <stdio.h>
@@ -50,4 +50,4 @@ static inline int pq_bounded_arg(PyObject *obj, long long low, long long high, c
     return 0;
 }
 
-#endif /* PQLAB_BENCH_BINDING_H */
+#endif /* PQLAB_BINDING_H */

@@ -23,14 +23,14 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from pqlab.amort import fastpath
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import ControllerConfig
-from pqlab.amort.fleet import FIRST_TIME_MS, Fleet, batches, round_time
+from pqlab.amort.fastpath.api import checkpoint_context, open_controller
 from pqlab.amort.identity import SigningKey
-from pqlab.amort.lab import KeySet, Lab
 from pqlab.amort.messages import ReceiptEntry
 from pqlab.amort.profile import HARDENED, PAPER, VARIANTS, Profile
+from pqlab.experiments.amort_fleet import FIRST_TIME_MS, Fleet, batches, round_time
+from pqlab.experiments.amort_lab import KeySet, Lab
 
 METRICS = {  # name: (unit, what)
     "controller_ingest_us_per_report": ("µs", "controller: check one report (batch path)"),
@@ -93,8 +93,8 @@ def _fleet_costs(setup: CostSetup, variant: str, trial: int, key: SigningKey) ->
             start = time.perf_counter_ns()
             rounds[r].extend(devices[i].report(fleet.digest(i, r + 1), round_time(r)) for i in members)
             device_chunks.append((time.perf_counter_ns() - start) / len(members))
-    ctl = fastpath.open_controller(setup.path, fleet.deployment(), sig_alg=setup.checkpoint_signer)
-    context = fastpath.checkpoint_context(fleet.profile)
+    ctl = open_controller(setup.path, fleet.deployment(), sig_alg=setup.checkpoint_signer)
+    context = checkpoint_context(fleet.profile)
     fleet.register(ctl, not_before=FIRST_TIME_MS)
     ingest_chunks, checkpoint_ns = [], []
     checkpoint = b""

@@ -7,11 +7,11 @@ import hashlib
 import random
 
 from pqlab.amort import kdf, merkle
-from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, case
-from pqlab.amort.attacks.tamper import forge, set_record, two_devices
 from pqlab.amort.controller import Pending, spans_of
-from pqlab.amort.lab import Lab
 from pqlab.amort.messages import RECORD_LAYOUT, RECORD_OCTETS, Disclosure, InclusionProof, Record
+from pqlab.attacks.registry import ACCEPT, Context, Outcome, attempt, case
+from pqlab.attacks.tamper import forge, set_record, two_devices
+from pqlab.experiments.amort_lab import Lab
 
 
 # ---------------------------------------------------------------- Table VI: cryptographic (C)

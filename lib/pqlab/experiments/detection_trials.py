@@ -35,9 +35,9 @@ from pqlab.amort import merkle
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import ControllerConfig, Pending, spans_of
 from pqlab.amort.errors import AmortError, Code
-from pqlab.amort.lab import KeySet, Lab
 from pqlab.amort.messages import Checkpoint, ConsistencyProof
 from pqlab.amort.profile import PAPER_PROFILE
+from pqlab.experiments.amort_lab import KeySet, Lab
 from pqlab.seeds import derive_seed
 
 STRATEGIES = ("declared", "trimmed")

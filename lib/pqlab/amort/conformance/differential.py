@@ -18,7 +18,7 @@ with ``controller_id`` and an optional ``max_report_age``, the deployment the ob
 carries ``now``, the controller's clock (without it the batch is refused: ClockRequired). Format 3 (issue 35):
 ``register_epoch`` names ``not_before``, every ``ingest`` its ``now``. Bytes are hex strings; in ``ingest`` a report
 may also be ``{"bytearray": hex}``, ``{"memoryview": hex}`` or ``{"object": json value}`` (something that is not an
-octet string), and a whole batch may be ``{"framed": hex}`` (one buffer, :func:`pqlab.amort.fastpath.frame`).
+octet string), and a whole batch may be ``{"framed": hex}`` (one buffer, :func:`pqlab.amort.fastpath.api.frame`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import hashlib
 from typing import Any
 
 from pqlab.amort.deployment import Deployment
-from pqlab.amort.fastpath import open_controller, open_device
+from pqlab.amort.fastpath.api import open_controller, open_device
 from pqlab.amort.profile import Profile
 from pqlab.errors import PqlabError
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pqlab.amort import kdf
-from pqlab.amort.attacks.registry import Context
 from pqlab.amort.controller import Controller
 from pqlab.amort.device import Device
-from pqlab.amort.lab import Lab
 from pqlab.amort.messages import RECORD_OCTETS, Report
+from pqlab.attacks.registry import Context
+from pqlab.experiments.amort_lab import Lab
 
 
 def set_record(lab: Lab, data: bytes, **changes: object) -> bytes:

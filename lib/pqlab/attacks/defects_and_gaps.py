@@ -1,4 +1,4 @@
-"""Issue 27's sixteen attacks (N01–N16) as executable scenarios, each run under both protocol variants.
+"""The design's defects and gaps: issue 27's sixteen attacks (N01–N16), each run under both protocol variants.
 
 ``kind="defect"``: the paper's own text says the action must be rejected; both variants reject it (or, for the two
 denial attacks N08 and N15, both now accept the honest action the adversary wanted refused). ``kind="gap"``: the
@@ -13,14 +13,11 @@ import random
 import time
 
 from pqlab.amort import merkle
-from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, attempt_each, case
-from pqlab.amort.attacks.tamper import flip_dtag_bit, forge, two_devices
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.chain import DisclosureChain
 from pqlab.amort.controller import GENESIS, MAX_EPOCH, Pending, spans_of
 from pqlab.amort.errors import AmortError
 from pqlab.amort.identity import PublicKey, SigningKey, context
-from pqlab.amort.lab import Lab
 from pqlab.amort.messages import (
     SIGNATURE_OCTETS,
     Checkpoint,
@@ -33,7 +30,10 @@ from pqlab.amort.messages import (
     Span,
     SubCheckpoint,
 )
+from pqlab.attacks.registry import ACCEPT, Context, Outcome, attempt, attempt_each, case
+from pqlab.attacks.tamper import flip_dtag_bit, forge, two_devices
 from pqlab.crypto import get_kem
+from pqlab.experiments.amort_lab import Lab
 
 DAY_MS = 86_400_000
 

@@ -12,7 +12,7 @@ from pqlab.amort.errors import FastpathError
 from pqlab.native_override import extension_status, require_extension
 
 ENV = "PQLAB_AMORT_NATIVE_LIB"
-MODULE = "pqlab.amort.native._amort_native"
+MODULE = "pqlab.amort.fastpath.native._amort_native"
 
 
 def load() -> ModuleType:

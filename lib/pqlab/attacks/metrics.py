@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from pqlab.amort import differential, vectors
-from pqlab.amort.attacks.summary import matrix_metrics, variant_metrics
 from pqlab.amort.config import AttackMatrixParams
+from pqlab.amort.conformance import differential, vectors
+from pqlab.attacks.summary import matrix_metrics, variant_metrics
 
 
 def case_outcomes(summary: pd.DataFrame, runs: pd.DataFrame) -> dict[str, dict]:
@@ -54,7 +54,7 @@ def forgery(cfg: AttackMatrixParams, tag_lengths: list[int]) -> dict:
 
 def differential_check() -> dict:
     """The differential vectors from the reference model, each run through both controller paths."""
-    from pqlab.amort.fastpath import native_status
+    from pqlab.amort.fastpath.api import native_status
 
     generated = vectors.generate()
     native = native_status()[0]

@@ -4,7 +4,7 @@ Every key, digest, signature and choice comes from the seed: key material is HKD
 vector's name (:class:`Material`), choices come from ``random.Random`` seeded with both. Signatures are opaque
 octets to the fast path (it assembles and chains the signed checkpoint; verifying is the auditor's job), so the
 vectors carry seeded octets: 64 of them by default, the real ML-DSA-65 / SLH-DSA-SHA2-128f sizes (3309 / 17088)
-where a case asks for them. Imports run one way: builder <- cases <- :mod:`pqlab.amort.vectors`.
+where a case asks for them. Imports run one way: builder <- cases <- :mod:`pqlab.amort.conformance.vectors`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import random
 from typing import Any
 
 from pqlab.amort import kdf
+from pqlab.amort.conformance.differential import FORMAT, execute
 from pqlab.amort.deployment import Deployment
-from pqlab.amort.differential import FORMAT, execute
-from pqlab.amort.fastpath import NO_EXPIRY, ReportDevice, open_device
+from pqlab.amort.fastpath.api import NO_EXPIRY, ReportDevice, open_device
 from pqlab.amort.messages import RECORD_OCTETS
 from pqlab.amort.profile import EXPLICIT, PAPER_PROFILE, Profile
 

@@ -7,7 +7,7 @@ The observed outcome is the :class:`AmortError` code that action raised, or ``AC
 controls. Set-up steps are not wrapped: an error there is a failed scenario, never a pass.
 """
 
-from pqlab.amort.attacks import extra, issue27, outsider, table6  # noqa: F401  (importing registers the scenarios)
-from pqlab.amort.attacks.registry import ACCEPT, CASES, Case, Context, Outcome, attempt, ordered, run_matrix
+from pqlab.attacks import defects_and_gaps, extra, outsider, table6  # noqa: F401  (importing registers the scenarios)
+from pqlab.attacks.registry import ACCEPT, CASES, Case, Context, Outcome, attempt, ordered, run_matrix
 
 __all__ = ["ACCEPT", "CASES", "Case", "Context", "Outcome", "attempt", "ordered", "run_matrix"]

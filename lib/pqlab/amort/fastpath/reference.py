@@ -11,7 +11,7 @@ from pqlab.amort.controller import Clock, Controller, ControllerConfig
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.device import encode_report
 from pqlab.amort.errors import AmortError, Code, FastpathError
-from pqlab.amort.fastpath_base import (
+from pqlab.amort.fastpath.base import (
     MAX_BATCH,
     BatchController,
     BatchInput,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pqlab.amort import vector_cases as paper
-from pqlab.amort.fastpath import NO_EXPIRY
+from pqlab.amort.conformance import cases
+from pqlab.amort.conformance.builder import Builder
+from pqlab.amort.fastpath.api import NO_EXPIRY
 from pqlab.amort.profile import EXPLICIT, HARDENED, IMPLIED, PAPER, PAPER_PROFILE, Profile
-from pqlab.amort.vector_builder import Builder
 
 Case = Callable[[Builder], None]
 DEFAULT = PAPER_PROFILE
@@ -31,7 +31,7 @@ def case(category: str, description: str, profile: Profile = DEFAULT) -> Callabl
 
 def reuse(names: list[str], profile: Profile, suffix: str) -> None:
     """Paper-catalogue cases again under ``profile`` (named ``<case>_<suffix>``)."""
-    by_name = {fn.__name__: (fn, category, description) for fn, category, description in paper.CASES}
+    by_name = {fn.__name__: (fn, category, description) for fn, category, description in cases.CASES}
     for name in names:
         fn, category, description = by_name[name]
         EXTENSION.append((fn, category, f"{description} [{suffix.replace('_', ' ')}]", profile, f"{name}_{suffix}"))
@@ -58,7 +58,7 @@ reuse(["device_two_tags_tag12", "honest_mixed_tag_lengths", "check_disclosure_ta
 @case("hardened", "every octet of a disclosure tag flipped in turn: MAC_FAIL under the hardened variant (N05)",
       HARDENED_IMPLIED)
 def hardened_dtag_flips(b: Builder) -> None:
-    (dev,) = paper.honest_setup(b)
+    (dev,) = cases.honest_setup(b)
     good = b.reports(dev, 2)
     b.ingest([good[0][:at] + bytes([good[0][at] ^ 0x40]) + good[0][at + 1:] for at in range(99, 115)] + good)
     b.checkpoint()
@@ -66,7 +66,7 @@ def hardened_dtag_flips(b: Builder) -> None:
 
 @case("hardened", "the same flips under the paper variant: accepted (the dtag is outside the evidence MAC, N05)")
 def paper_dtag_flip_accepted(b: Builder) -> None:
-    (dev,) = paper.honest_setup(b)
+    (dev,) = cases.honest_setup(b)
     good = b.reports(dev, 2)
     b.ingest([good[0][:-1] + bytes([good[0][-1] ^ 0x40]), good[1]])
     b.checkpoint()
@@ -76,7 +76,7 @@ def paper_dtag_flip_accepted(b: Builder) -> None:
 @case("timestamps", "monotonic timestamps: an equal one is accepted, an earlier one is EPOCH_STALE after the MAC "
       "and sequence checks")
 def timestamps_monotonic(b: Builder) -> None:
-    (dev,) = paper.honest_setup(b)
+    (dev,) = cases.honest_setup(b)
     first = b.reports(dev, 2)
     same = dev.report(b.material.octets("same"), b.clock)
     earlier = dev.report(b.material.octets("earlier"), b.clock - 1)
@@ -115,7 +115,7 @@ def timestamps_freshness(b: Builder) -> None:
 
 @case("timestamps", "a new epoch starts its timestamp order afresh; the old epoch's last stamp does not carry over")
 def timestamps_after_epoch_change(b: Builder) -> None:
-    (dev,) = paper.honest_setup(b)
+    (dev,) = cases.honest_setup(b)
     b.ingest(b.reports(dev, 3))
     nxt = b.device(1, 2)
     b.register(nxt, not_before=b.clock - 10_000)
@@ -194,7 +194,7 @@ def checkpoint_epoch_exceptions_many(b: Builder) -> None:
 @case("checkpoint", "the same batch committed by two controllers with different signatures chains the same "
       "prev_hash (the link covers the body, not the randomised signature)")
 def checkpoint_link_over_body(b: Builder) -> None:
-    devs = paper.honest_setup(b, 2)
+    devs = cases.honest_setup(b, 2)
     reports = [r for dev in devs for r in b.reports(dev, 3)]
     for _ in range(2):
         b.open_controller()
@@ -212,4 +212,4 @@ MIXED = ((EXPLICIT_WIRE, "explicit", 8), (HARDENED_IMPLIED, "hardened", 8),
 
 def mixed(b: Builder) -> None:
     """A seeded mixed stream (the clocked one, with open times and the controller's clock, for "timestamps")."""
-    paper.mixed_stream(b, clocked=b.name.startswith("mixed_timestamps"))
+    cases.mixed_stream(b, clocked=b.name.startswith("mixed_timestamps"))

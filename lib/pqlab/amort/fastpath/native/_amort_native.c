@@ -1,11 +1,11 @@
 /*
- * _amort_native.c — the thin CPython binding of amort_core (pqlab.amort.native._amort_native).
+ * _amort_native.c — the thin CPython binding of amort_core (pqlab.amort.fastpath.native._amort_native).
  *
  * It converts Python objects to C arguments, releases the GIL around batch work, and maps every
  * amort_status to the exception the reference model raises: the 19 protocol codes to
  * pqlab.amort.errors.AmortError with the Code of the same name, argument errors to
  * pqlab.errors.PqlabError, misuse of the batch interface to pqlab.amort.errors.FastpathError.
- * The Python-facing contract is documented in pqlab/amort/fastpath.py.
+ * The Python-facing contract is documented in pqlab/amort/fastpath/__init__.py.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "amort_core.h"
-#include "experiment_binding.h"
+#include "pqlab_binding.h"
 
 static PyObject *AmortError, *CodeEnum, *FastpathError, *PqlabError;
 
@@ -499,7 +499,7 @@ static PyGetSetDef Controller_getset[] = {
 
 static PyTypeObject ControllerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pqlab.amort.native._amort_native.Controller",
+    .tp_name = "pqlab.amort.fastpath.native._amort_native.Controller",
     .tp_basicsize = sizeof(ControllerObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Controller(controller_id, sig_alg, wire_format, variant, max_report_age): the AMORT-V1 controller's "
@@ -627,7 +627,7 @@ static PyGetSetDef Device_getset[] = {
 
 static PyTypeObject DeviceType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pqlab.amort.native._amort_native.Device",
+    .tp_name = "pqlab.amort.fastpath.native._amort_native.Device",
     .tp_basicsize = sizeof(DeviceObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Device(dev_id, epoch, k_evid, chain_seed, tag_len, policy_id, chain_length, wire_format, variant, "

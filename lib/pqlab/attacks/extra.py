@@ -6,12 +6,12 @@ import dataclasses
 import hashlib
 import random
 
-from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, case
-from pqlab.amort.attacks.tamper import forge, two_devices
 from pqlab.amort.controller import link_hash, spans_of
 from pqlab.amort.device import Device
 from pqlab.amort.identity import CertificateAuthority, PublicKey, SigningKey
 from pqlab.amort.messages import ConsistencyProof, Disclosure, Span
+from pqlab.attacks.registry import ACCEPT, Context, Outcome, attempt, case
+from pqlab.attacks.tamper import forge, two_devices
 
 
 # ---------------------------------------------------------------- extra cases beyond the paper

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pqlab.amort import native
 from pqlab.amort.controller import Clock
 from pqlab.amort.deployment import Deployment
-from pqlab.amort.fastpath_base import (
+from pqlab.amort.fastpath import native
+from pqlab.amort.fastpath.base import (
     BatchController,
     BatchInput,
     ReportDevice,

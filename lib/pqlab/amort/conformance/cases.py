@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pqlab.amort.conformance.builder import Builder
+from pqlab.amort.conformance.mutations import mutate
 from pqlab.amort.device import encode_report
-from pqlab.amort.fastpath import MAX_BATCH, NO_EXPIRY, ReportDevice
+from pqlab.amort.fastpath.api import MAX_BATCH, NO_EXPIRY, ReportDevice
 from pqlab.amort.messages import RECORD_OCTETS
-from pqlab.amort.mutations import mutate
-from pqlab.amort.vector_builder import Builder
 
 Case = Callable[[Builder], None]
 CASES: list[tuple[Case, str, str]] = []

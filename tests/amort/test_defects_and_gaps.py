@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from pqlab.amort.attacks.issue27 import injected_req
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.controller import ControllerConfig, link_hash
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.errors import AmortError, Code
-from pqlab.amort.fastpath import native_status, open_controller, open_device, sign_and_commit
-from pqlab.amort.lab import Lab
+from pqlab.amort.fastpath.api import native_status, open_controller, open_device, sign_and_commit
 from pqlab.amort.messages import Checkpoint
 from pqlab.amort.profile import HARDENED, Profile
+from pqlab.attacks.defects_and_gaps import injected_req
+from pqlab.experiments.amort_lab import Lab
 
 
 def _code(action) -> str:
@@ -158,7 +158,7 @@ def test_time_primitives_refuses_bad_iterations_with_a_typed_error():
     """Issue 22 item 6: the binding's iteration count is range-checked (was a builtin OverflowError)."""
     if not native_status()[0]:
         pytest.skip("native fast path not built")
-    from pqlab.amort import native
+    from pqlab.amort.fastpath import native
     from pqlab.errors import PqlabError
 
     for bad in (-1, 0, 1 << 64, 2.5):

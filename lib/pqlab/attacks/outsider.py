@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from pqlab.amort import merkle
-from pqlab.amort.attacks.registry import ACCEPT, Context, Outcome, attempt, attempt_each, case
 from pqlab.amort.auditor import ColdAuditor
 from pqlab.amort.chain import DisclosureChain
 from pqlab.amort.controller import GENESIS, Controller, ControllerConfig, Pending, link_hash, spans_of
@@ -25,7 +24,7 @@ from pqlab.amort.deployment import Deployment
 from pqlab.amort.device import Device
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError
-from pqlab.amort.fastpath import native_status, open_controller
+from pqlab.amort.fastpath.api import native_status, open_controller
 from pqlab.amort.identity import PublicKey, SigningKey
 from pqlab.amort.messages import (
     Checkpoint,
@@ -41,6 +40,7 @@ from pqlab.amort.messages import (
     SubCheckpoint,
 )
 from pqlab.amort.profile import PAPER, Profile
+from pqlab.attacks.registry import ACCEPT, Context, Outcome, attempt, attempt_each, case
 from pqlab.crypto import get_kem
 
 CONTROLLER_ID = b"CTRL-OUT"

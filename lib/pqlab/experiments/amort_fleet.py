@@ -8,9 +8,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pqlab.amort import fastpath
 from pqlab.amort.deployment import Deployment
-from pqlab.amort.fastpath import MAX_BATCH, NO_EXPIRY, BatchController, ReportDevice
+from pqlab.amort.fastpath.api import MAX_BATCH, NO_EXPIRY, BatchController, ReportDevice, open_device
 from pqlab.amort.profile import PAPER_PROFILE, Profile
 
 DOMAIN = b"pqlab.fleet/"
@@ -80,7 +79,7 @@ class Fleet:
 
     def device(self, path: str, i: int, chain_length: int) -> ReportDevice:
         """Device ``i`` on the device path ``path`` with a disclosure chain of ``chain_length`` keys."""
-        return fastpath.open_device(path, self.deployment(), self.dev_id(i), self.epoch, self.k_evid(i),
+        return open_device(path, self.deployment(), self.dev_id(i), self.epoch, self.k_evid(i),
                                     self.chain_seed(i), tag_len=self.tag_len, policy_id=self.policy_id,
                                     chain_length=chain_length)
 

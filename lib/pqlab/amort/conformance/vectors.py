@@ -4,8 +4,8 @@
 Every key, digest, signature and choice comes from the seed: key material is HKDF over the seed and the
 vector's name (:class:`Material`), choices come from ``random.Random`` seeded with both; nothing else varies,
 so the same seed writes the same files byte for byte. The vector inputs are built by the cases in
-:mod:`pqlab.amort.vector_cases`; their expectations and states are what the reference path returns
-(:func:`pqlab.amort.differential.execute`). Signatures are opaque octets to the fast path (it assembles and
+:mod:`pqlab.amort.conformance.cases`; their expectations and states are what the reference path returns
+(:func:`pqlab.amort.conformance.differential.execute`). Signatures are opaque octets to the fast path (it assembles and
 chains the signed checkpoint; verifying is the auditor's job), so the vectors carry seeded octets: 64 of
 them by default, the real ML-DSA-65 / SLH-DSA-SHA2-128f sizes (3309 / 17088) where a case asks for them.
 """
@@ -17,11 +17,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pqlab.amort.differential import FORMAT
+from pqlab.amort.conformance.builder import Builder
+from pqlab.amort.conformance.cases import CASES, mixed_stream
+from pqlab.amort.conformance.differential import FORMAT
+from pqlab.amort.conformance.extension import EXTENSION, MIXED, mixed
 from pqlab.amort.profile import IMPLIED, PAPER_PROFILE, Profile
-from pqlab.amort.vector_builder import Builder
-from pqlab.amort.vector_cases import CASES, mixed_stream
-from pqlab.amort.vector_extension import EXTENSION, MIXED, mixed
 
 COUNT = 149
 """The paper's "149 differential-test vectors" (§V-A): the named set ``paper``, under the default profile."""
@@ -43,7 +43,7 @@ def _build(seed: int, name: str, category: str, description: str, fn: object, pr
 def generate(seed: int = DEFAULT_SEED, vector_set: str = "paper") -> list[dict[str, Any]]:
     """The vectors of ``vector_set`` for ``seed``, numbered in catalogue order: ``paper`` is the :data:`COUNT`
     vectors of the paper's count (default profile), ``extension`` the explicit wire format, the hardened variant and
-    issue 27's defects (pqlab.amort.vector_extension)."""
+    issue 27's defects (pqlab.amort.conformance.extension)."""
     if vector_set not in SETS:
         raise ValueError(f"vector set {vector_set!r}: one of {SETS}")
     vectors = []

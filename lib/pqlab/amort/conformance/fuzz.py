@@ -5,7 +5,7 @@ amort-fuzz --batches 100000``); the test suite runs a short run. The batches are
 (paper and hardened variant, implied and explicit wire format), each a fresh pair of controllers. Each batch mixes
 honest reports
 (built by a native and a reference device in lock step, which must agree), mutated copies
-(:mod:`pqlab.amort.mutations`), replays, random octets and non-octet items, as a list or one framed
+(:mod:`pqlab.amort.conformance.mutations`), replays, random octets and non-octet items, as a list or one framed
 buffer, sometimes over the batch limit. Between batches the controllers checkpoint, change epochs, revoke
 and enrol devices. Every verdict, every body and signed checkpoint, and the full state every
 ``state_every`` batches must be equal; the first differences are returned.
@@ -18,11 +18,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from pqlab.amort.conformance.builder import Material
+from pqlab.amort.conformance.mutations import mutate
 from pqlab.amort.deployment import Deployment
-from pqlab.amort.fastpath import MAX_BATCH, ReportDevice, frame, open_controller, open_device
-from pqlab.amort.mutations import mutate
+from pqlab.amort.fastpath.api import MAX_BATCH, ReportDevice, frame, open_controller, open_device
 from pqlab.amort.profile import VARIANTS, WIRE_FORMATS, Profile
-from pqlab.amort.vector_builder import Material
 from pqlab.errors import PqlabError
 
 CONTROLLER_ID = b"CTRL-FZ1"

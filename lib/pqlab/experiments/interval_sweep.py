@@ -23,10 +23,11 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from pqlab import crypto
-from pqlab.amort import fastpath, kdf
+from pqlab.amort import kdf
 from pqlab.amort.deployment import Deployment
 from pqlab.amort.durable import DurableLog
 from pqlab.amort.errors import AmortError
+from pqlab.amort.fastpath.api import MAX_BATCH, Verdicts, checkpoint_context, frame, open_controller, open_device
 from pqlab.amort.identity import KEM_ALGORITHM, SigningKey
 from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.experiments.harness import empty_call_overhead_ns, time_calls
@@ -84,7 +85,7 @@ class ReportSource:
     def __init__(self, path: str, keys: dict[bytes, bytes], total: int, rng: np.random.Generator,
                  disclosure_tag: bool = True) -> None:
         n = len(keys)
-        self.devices = [fastpath.open_device(path, DEPLOYMENT, dev, 1, k_evid, rng.bytes(32),
+        self.devices = [open_device(path, DEPLOYMENT, dev, 1, k_evid, rng.bytes(32),
                                              chain_length=total // n + 2)
                         for dev, k_evid in keys.items()]
         self.digests = [rng.bytes(32) for _ in range(16)]
@@ -115,8 +116,8 @@ def framed(reports: list[bytes], k: int) -> list[list[bytes]]:
     out = []
     for start in range(0, len(reports), k):
         batch = reports[start:start + k]
-        out.append([fastpath.frame(batch[i:i + fastpath.MAX_BATCH])
-                    for i in range(0, len(batch), fastpath.MAX_BATCH)])
+        out.append([frame(batch[i:i + MAX_BATCH])
+                    for i in range(0, len(batch), MAX_BATCH)])
     return out
 
 
@@ -145,10 +146,10 @@ def run_point(path: str, baseline: Baseline, key: SigningKey | None, keys: dict[
         raise ValueError("run_point signs with key: give a SigningKey or a fixed_signature")
     warm = min(k, warmup_reports)
     source = ReportSource(path, keys, warm + k * checkpoints, rng, disclosure_tag)
-    ctl = fastpath.open_controller(path, DEPLOYMENT, sig_alg=baseline.signer, clock=lambda: source.latest)
+    ctl = open_controller(path, DEPLOYMENT, sig_alg=baseline.signer, clock=lambda: source.latest)
     for dev, k_evid in keys.items():
         ctl.register_epoch(dev, 1, k_evid, not_before=0)
-    context = fastpath.checkpoint_context(DEPLOYMENT.profile)
+    context = checkpoint_context(DEPLOYMENT.profile)
 
     def sign(body: bytes) -> bytes:
         return fixed_signature if fixed_signature is not None else key.signer.sign(key.secret, body, context)
@@ -193,7 +194,7 @@ def run_point(path: str, baseline: Baseline, key: SigningKey | None, keys: dict[
     return rows
 
 
-def _check(verdicts: fastpath.Verdicts) -> None:
+def _check(verdicts: Verdicts) -> None:
     if verdicts.n_accepted != len(verdicts):
         bad = next(v for v in verdicts if not v.accepted)
         raise AmortError(bad.code, "the controller rejected a sweep report", field=bad.field)
@@ -245,7 +246,7 @@ def probe(signer: str, backend: str, storage: Path, reps: int, message_octets: i
     overhead = empty_call_overhead_ns(reps=1000)
     key = SigningKey.generate(signer, backend)
     message = rng.bytes(message_octets)
-    context = fastpath.checkpoint_context(DEPLOYMENT.profile)
+    context = checkpoint_context(DEPLOYMENT.profile)
     sign_ns = time_calls(lambda: key.signer.sign(key.secret, message, context), reps, warmup=warmup)
     block = rng.bytes(block_octets)
     handle, name = tempfile.mkstemp(dir=storage, prefix=".amort-probe-")
