@@ -112,9 +112,9 @@ STAGES: tuple[Stage, ...] = (
                    "(pqlab.studies.measure_costs)",
               packages=("params", "crypto"),
               inputs=("lib/pqlab/experiments/symmetric/_symmetric.c", "lib/pqlab/experiments/symmetric/sym_timing.c",
-                      "lib/pqlab/experiments/symmetric/sym_timing.h", "lib/pqlab/experiments/experiment_binding.h",
-                      "lib/pqlab/amort/native/_amort_native.c", "lib/pqlab/amort/native/amort_core.c",
-                      "lib/pqlab/amort/native/amort_core.h"))),
+                      "lib/pqlab/experiments/symmetric/sym_timing.h", "lib/pqlab/include/pqlab_binding.h",
+                      "lib/pqlab/amort/fastpath/native/_amort_native.c", "lib/pqlab/amort/fastpath/native/amort_core.c",
+                      "lib/pqlab/amort/fastpath/native/amort_core.h"))),
     Stage("attack_matrix", "attacks", "02_attack_matrix", "attack_matrix_metrics.json", "model",
           "AMORT-V1 Appendix A, Table VI, and the attacks beyond it", ("profile", "seed", "attack_matrix", "amort"),
           desc="AMORT-V1 Appendix A: the 27-case attack matrix and positive controls (Table VI), plus extra "
@@ -217,8 +217,8 @@ STAGES: tuple[Stage, ...] = (
               ("control_cycle.deadline_us", "control_cycle.bootstrap_resamples", "control_cycle.confidence"),
               desc="AMORT-V1 §V-G: the measurement only, its raw samples (pqlab.studies.measure_control_cycle)",
               packages=("crypto", "params", "experiments/cycle"),
-              inputs=("lib/pqlab/experiments/experiment_binding.h", "lib/pqlab/amort/native/amort_core.c",
-                      "lib/pqlab/amort/native/amort_core.h", "lib/pqlab/experiments/signing_load.py"))),
+              inputs=("lib/pqlab/include/pqlab_binding.h", "lib/pqlab/amort/fastpath/native/amort_core.c",
+                      "lib/pqlab/amort/fastpath/native/amort_core.h", "lib/pqlab/experiments/signing_load.py"))),
     Stage("image_tree", "image-tree", None, None, "data", "AMORT-V1 §V-I: the firmware image Table V reads",
           ("seed", "image_tree"),
           desc="AMORT-V1 §V-I: a synthetic image with the paper's OpenPLC shape (6,239 files, 355 MB, seeded "
