@@ -19,8 +19,8 @@ from pathlib import Path
 from pqlab import machine
 from pqlab.amort.device import EpochSecrets
 from pqlab.amort.recovery.reservation import Reserver, TpmReserver
-from pqlab.amort.recovery.swtpm import Swtpm, swtpm_problem
 from pqlab.amort.recovery.tpm import NvCounter, binding_problem, parse_tcti
+from pqlab.experiments.recovery.swtpm import Swtpm, swtpm_problem
 from pqlab.io import write_json
 from pqlab.pipeline.raw_provenance import load_average
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pqlab.amort.recovery import trials
 from pqlab.amort.recovery.config import RecoveryParams
-from pqlab.amort.recovery.swtpm import Swtpm, swtpm_problem
 from pqlab.amort.recovery.tpm import binding_problem, ensure_counter, remove_counter
+from pqlab.experiments.recovery import trials
+from pqlab.experiments.recovery.swtpm import Swtpm, swtpm_problem
 
 
 def tpm_problem() -> str | None:

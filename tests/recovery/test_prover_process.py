@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pqlab.amort.recovery import trials
+from pqlab.experiments.recovery import trials
 
 pytestmark = pytest.mark.xdist_group("tpm")  # one worker: one session swtpm and key set for all of them
 
@@ -84,7 +84,7 @@ def test_reservation_costs_are_measured_against_the_tpm(world):
 def test_an_interrupt_mid_trial_leaves_no_prover_running(keyless_world, tmp_path):
     import os
 
-    from pqlab.amort.recovery.driver import Link
+    from pqlab.experiments.recovery.driver import Link
 
     world = keyless_world
     trial_dir = tmp_path / "interrupted"

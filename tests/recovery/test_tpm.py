@@ -13,9 +13,9 @@ import pytest
 
 from pqlab.amort.device import EpochSecrets
 from pqlab.amort.recovery.reservation import TpmReserver
-from pqlab.amort.recovery.swtpm import Swtpm, tpm_endpoint
 from pqlab.amort.recovery.tpm import NvCounter, check_index, parse_tcti
 from pqlab.errors import TpmUnavailableError
+from pqlab.experiments.recovery.swtpm import Swtpm, tpm_endpoint
 from tests.recovery.conftest import require_tpm
 
 pytestmark = pytest.mark.xdist_group("tpm")  # one worker: one session swtpm and key set for all of them
@@ -75,7 +75,7 @@ def test_swtpm_is_stopped_by_pid_on_an_exception(tmp_path):
 def test_swtpm_dies_with_a_parent_that_is_killed(tmp_path):
     code = textwrap.dedent(f"""
         import sys, time
-        from pqlab.amort.recovery.swtpm import Swtpm
+        from pqlab.experiments.recovery.swtpm import Swtpm
         tpm = Swtpm({str(tmp_path / 'tpm')!r}).start()
         print(tpm.pid, flush=True)
         time.sleep(60)

@@ -10,9 +10,9 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from pqlab import machine
-from pqlab.amort.recovery import trials
-from pqlab.amort.recovery.swtpm import swtpm_version, tpm_endpoint
 from pqlab.amort.recovery.tpm import client_versions
+from pqlab.experiments.recovery import trials
+from pqlab.experiments.recovery.swtpm import swtpm_version, tpm_endpoint
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.pipeline import raw_provenance, registry

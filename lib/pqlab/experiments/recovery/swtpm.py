@@ -9,7 +9,6 @@ exception or on Ctrl-C — and, on Linux, the kernel sends it SIGTERM if the pro
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -20,10 +19,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pqlab.child_processes import signal_on_parent_death
 from pqlab.errors import TpmUnavailableError
 
 BINARY = "swtpm"
-_PR_SET_PDEATHSIG = 1
 
 
 def swtpm_problem() -> str | None:
@@ -31,15 +30,6 @@ def swtpm_problem() -> str | None:
     if shutil.which(BINARY) is None:
         return "swtpm is not installed (Debian: apt-get install swtpm swtpm-tools; make setup does this as root)"
     return None
-
-
-def die_with_parent(sig: int = signal.SIGTERM) -> None:
-    """In a child before exec: ask the kernel to send ``sig`` when the parent (thread) dies (Linux only)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: rely on the context manager alone
-        pass
 
 
 def _free_port_pair() -> int:
@@ -106,7 +96,7 @@ class Swtpm:
                    "--flags", "not-need-init,startup-clear", "--log", f"file={log},level=1"]
             # its own session: the terminal's Ctrl-C reaches pqlab, which then stops the TPM (not the other way)
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, preexec_fn=die_with_parent, start_new_session=True)
+                                    stderr=subprocess.PIPE, preexec_fn=signal_on_parent_death, start_new_session=True)
             deadline = time.monotonic() + self.startup_timeout
             while time.monotonic() < deadline:
                 if proc.poll() is not None:

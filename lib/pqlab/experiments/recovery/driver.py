@@ -21,7 +21,7 @@ from typing import Any
 from pqlab.amort.errors import AmortError, Code
 from pqlab.amort.recovery import wire
 from pqlab.amort.recovery.resume import RecoveryController
-from pqlab.amort.recovery.swtpm import die_with_parent
+from pqlab.child_processes import signal_on_parent_death
 from pqlab.errors import ProverProcessError
 
 FRAME_TIMEOUT = 60.0
@@ -49,7 +49,7 @@ class ProverProcess:
         self.spawned_ns = time.perf_counter_ns()
         # own session: Ctrl-C in the terminal interrupts the parent, which then kills the prover (see __exit__)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                                     preexec_fn=die_with_parent, start_new_session=True)
+                                     preexec_fn=signal_on_parent_death, start_new_session=True)
         self.pid = self.proc.pid
         self.killed = False
 

@@ -30,12 +30,12 @@ from pqlab.amort.identity import CertificateAuthority, PublicKey, SigningKey
 from pqlab.amort.profile import PAPER_PROFILE
 from pqlab.amort.recovery.cases import ARMS, CRASH_CASES, SCENARIOS
 from pqlab.amort.recovery.config import RecoveryParams
-from pqlab.amort.recovery.driver import Link, ProverProcess, clock_ms
 from pqlab.amort.recovery.prover import IDENTITY_FILE, STATE_FILE, Identity
 from pqlab.amort.recovery.reservation import Reserver, TpmReserver
 from pqlab.amort.recovery.resume import RecoveryController
 from pqlab.amort.recovery.state import ProverState
 from pqlab.amort.recovery.tpm import NvCounter, ensure_counter, remove_counter
+from pqlab.experiments.recovery.driver import Link, ProverProcess, clock_ms
 
 CONTROLLER_ID = b"CTRL-REC"
 DEV_ID = b"PLC-R001"
