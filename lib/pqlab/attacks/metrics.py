@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from pqlab.amort.config import AttackMatrixParams
 from pqlab.amort.conformance import differential, vectors
 from pqlab.attacks.summary import matrix_metrics, variant_metrics
+from pqlab.params.schema import AttackMatrixParams
 
 
 def case_outcomes(summary: pd.DataFrame, runs: pd.DataFrame) -> dict[str, dict]:

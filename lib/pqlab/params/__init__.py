@@ -5,7 +5,7 @@ thread, case, amort, experiments); loading, profile merging and error locations 
 finding ``params/params.yaml`` is :mod:`pqlab.paths`.
 """
 
-from pqlab.amort.config import AmortParams, AttackMatrixParams
+from pqlab.amort.config import AmortParams
 from pqlab.amort.recovery.config import RecoveryParams, RecoverySizingParams
 from pqlab.case.config import DesignSpaceParams, ExtendedDesignSpaceParams
 from pqlab.config import BackendChoice, Name, name_problem, read_table, read_yaml
@@ -20,6 +20,7 @@ from pqlab.params.measurement_sections import (
     CycleConfiguration,
 )
 from pqlab.params.schema import (
+    AttackMatrixParams,
     CaseSizesParams,
     DeviceOriginParams,
     FullImageParams,
