@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         with TreeMemory() as memory:
             result = transport.run(settings, ProjectPaths(root), workers=args.workers, progress=sys.stderr.isatty())
         wall = time.perf_counter() - start
-        metrics = json.loads((root / "data" / "derived" / "thread_metrics.json").read_text())
+        metrics = json.loads((root / "data" / "derived" / "transport_metrics.json").read_text())
     mib = 1024 * 1024
     report = {
         "profile": args.profile, "runs_per_scenario": settings.thread.runs,

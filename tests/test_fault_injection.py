@@ -32,7 +32,6 @@ REPO = Path(__file__).resolve().parent.parent
 STAGES = tuple(stage.name for stage in registry.STAGES)  # every stage of dvc.yaml: a new one cannot be left out
 BYTE_STABLE = {"case_sizes", "design_space", "extended_design_space"}  # same params, same bytes
 DETERMINISTIC = {*BYTE_STABLE, "transport"}  # same values (transport: metadata has a time)
-FILE_STEM = {"transport": "thread"}  # the stage whose files are named otherwise (thread_metrics.json, …)
 
 
 def outputs_of(root: Path) -> dict[str, bytes]:
@@ -391,7 +390,7 @@ def test_dvc_metrics_show_fits_a_terminal(smoke, tmp_path):
     # every stage but extended_design_space: its 48-character path makes the table 107 columns wide (an open defect,
     # see docs/reliability.md; renaming it renames its metrics file, which the report reads)
     shown_stages = [stage for stage in STAGES if stage != "extended_design_space"]
-    for path in (p for stage in shown_stages for p in derived.glob(f"{FILE_STEM.get(stage, stage)}_headline.json")):
+    for path in (p for stage in shown_stages for p in derived.glob(f"{stage}_headline.json")):
         (tmp_path / "data" / "derived").mkdir(parents=True, exist_ok=True)
         shutil.copy(path, tmp_path / "data" / "derived" / path.name)
     present = {f"data/derived/{p.name}" for p in (tmp_path / "data" / "derived").glob("*_headline.json")}

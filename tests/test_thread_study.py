@@ -82,7 +82,7 @@ def test_cli_transport_runs_from_a_configs_file(project):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "time_1hop_none_s" in done.stdout
-    assert read_json(project / "data" / "derived" / "thread_metrics.json")["profile"] == "smoke"
+    assert read_json(project / "data" / "derived" / "transport_metrics.json")["profile"] == "smoke"
     table = pd.read_csv(project / "paper_figs" / "case" / "table1_case_times.csv")
     assert set(table["config"]) == set(CONFIGS)  # the file's configurations, not the Table I defaults
     runs = params.load(project / "params" / "params.yaml", "smoke").thread.runs

@@ -241,7 +241,7 @@ def test_the_report_judges_the_crosscheck_rows_on_the_runs_data_apart_from_the_p
     text = "\n".join(crosscheck_section(reference, tree, lambda stage: True))
     assert "kind: crosscheck" in text and text.count("| crosscheck.") == len(reference.crosschecks)
     # the papers' rows never read these metrics: the cross-check is judged apart
-    assert not [q.id for q in reference.quantities if "crosscheck_metrics.json" in q.metric]
+    assert not [q.id for q in reference.quantities if "transport_crosscheck_metrics.json" in q.metric]
     # without the stage's metrics every row says why it is not judged
     absent = MetricsTree(run.root / "nothing-here", stages)
     assert all(judge(x, reference, absent, lambda stage: True)[0] == "not run here" for x in reference.crosschecks)

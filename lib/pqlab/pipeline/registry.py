@@ -161,7 +161,7 @@ STAGES: tuple[Stage, ...] = (
                 "paper_figs/case/extended_design_space_unranked.{csv,md}",
                 "paper_figs/case/fig_extended_design_space.{pdf,png}"),
           help="the design space with newer algorithms: fronts, what enters them, new fits (beyond PQ-CASE §VIII)"),
-    Stage("transport", "transport", "05_transport", "thread_metrics.json", "simulation",
+    Stage("transport", "transport", "05_transport", "transport_metrics.json", "simulation",
           "PQ-CASE §IV-C, §VI, Fig. 2, Table I's times",
           desc="PQ-CASE §IV-C/§VI: Thread transport grid (paper model + source_accurate), Fig. 2, Table I times, "
                "SED failures, radio time (pqlab.studies.transport)",
@@ -365,7 +365,7 @@ STAGES: tuple[Stage, ...] = (
               packages=("case", "crypto", "params", "thread"),
               inputs=("params/pqm4_cycles.yaml",))),
     Stage("transport_crosscheck", "transport-crosscheck", "16_transport_crosscheck",
-          "crosscheck_metrics.json", "simulation",
+          "transport_crosscheck_metrics.json", "simulation",
           "beyond PQ-CASE: the Thread transport simulator against ns-3 (lr-wpan, sixlowpan)",
           desc="Beyond the papers: pqlab's Thread transport against ns-3 (lr-wpan, sixlowpan): per scenario both "
                "medians, the ratio with its interval and the two-sample tests; loss-free transfer times; where they "

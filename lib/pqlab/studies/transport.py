@@ -77,7 +77,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
         out.text(paths.plots / "fig2_transport_times.csv", plot_times.to_csv(index=False))   # dvc plots
         out.text(paths.plots / "fig2_transport_spurious.csv", plot_spurious.to_csv(index=False))
         hops = f"{min(params.ratio_hops)}-{max(params.ratio_hops)}"
-        out.metrics(paths.derived / "thread_metrics.json", validated(TransportMetrics, analysis.jsonable(metrics)),
+        out.metrics(paths.derived / "transport_metrics.json", validated(TransportMetrics, analysis.jsonable(metrics)),
                     label=f"{roles.get('drop_in', 'drop-in')} IPv6/block {hops} hops max",
                     key="paper.drop_in_ratio_3to4hop_max", unit="x")
     plt.close(figure)

@@ -185,7 +185,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
         out.table(transfers, paths.case_figs / "crosscheck_transfers", markdown=transfer_markdown(transfers))
         out.table(params_table, paths.case_figs / "crosscheck_parameters")
         out.figure(figure, paths.case_figs / "fig_transport_crosscheck")
-        out.metrics(paths.derived / "crosscheck_metrics.json",
+        out.metrics(paths.derived / "transport_crosscheck_metrics.json",
                     validated(CrosscheckMetrics, thread_analysis.jsonable(metrics)),
                     label="loss-free within ±10 %", key="claims.transfers_within", unit="rows")
     plt.close(figure)
