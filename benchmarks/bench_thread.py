@@ -18,12 +18,12 @@ from pathlib import Path
 from pqlab import machine
 from pqlab import params as params_module
 from pqlab.io import write_json
-from pqlab.thread import core
-from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import grid_points, run_grid
-from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
-from pqlab.thread.reference import simulate
+from pqlab.transport import core
+from pqlab.transport.case_inputs import table1_inputs
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.grid import grid_points, run_grid
+from pqlab.transport.model import TRANSPORTS, Scenario, build_plan
+from pqlab.transport.reference import simulate
 
 HERE = Path(__file__).resolve().parent
 

@@ -12,9 +12,9 @@ from pqlab import params
 from pqlab.analysis import assumptions as assumption_analysis
 from pqlab.paths import ProjectPaths
 from pqlab.studies import assumptions as study
-from pqlab.thread import assumptions
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.sweep_config import AssumptionsParams
+from pqlab.transport import assumptions
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.sweep_config import AssumptionsParams
 
 
 def test_sets_cross_rules_and_ack_loss_then_add_single_changes():
@@ -58,7 +58,7 @@ def test_study_writes_the_table_bound_figure_and_metrics(project):
 
 
 def _inputs(project, settings):
-    from pqlab.thread.case_inputs import table1_inputs
+    from pqlab.transport.case_inputs import table1_inputs
 
     configs, _ = table1_inputs(settings.thread.configurations, project / "params" / settings.inputs.cycles_file)
     return list(configs), list(configs.values())

@@ -19,7 +19,7 @@ import pytest
 from pqlab import bounded, cli, params
 from pqlab.errors import ParamsError
 from pqlab.report import load_reference
-from pqlab.thread import case_inputs
+from pqlab.transport import case_inputs
 from tests import faults
 from tests.conftest import REPO
 

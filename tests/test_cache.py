@@ -13,8 +13,8 @@ import pytest
 
 from pqlab.cache import LOCK, MANIFEST, PartStore
 from pqlab.errors import BusyError
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import grid_points, run_grid
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.grid import grid_points, run_grid
 from tests import faults
 
 CONFIGS = {"small": (300, 700, 500, 20), "large": (1300, 5000, 2600, 20)}

@@ -204,8 +204,8 @@ def test_the_names_checked_at_load_are_the_domain_registries():
     from pqlab.case import algorithms, configurations, design_tables
     from pqlab.case import config as case_config
     from pqlab.crypto import liboqs_backend, names, openssl_backend, pqcrypto_backend
-    from pqlab.thread import config as thread_config
-    from pqlab.thread import model
+    from pqlab.transport import config as thread_config
+    from pqlab.transport import model
 
     backends = (liboqs_backend, openssl_backend, pqcrypto_backend)
     assert set(names.KEMS) == {k for b in backends for k in b._KEMS}

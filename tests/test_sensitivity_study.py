@@ -12,7 +12,7 @@ import yaml
 from pqlab import params
 from pqlab.paths import ProjectPaths
 from pqlab.studies import sensitivity
-from pqlab.thread import sweeps
+from pqlab.transport import sweeps
 
 
 def _small(project):

@@ -7,7 +7,7 @@ import itertools
 import pandas as pd
 
 from pqlab.analysis import transport as analysis
-from pqlab.thread.config import ThreadParams
+from pqlab.transport.config import ThreadParams
 
 LOSSES = ("none", "heavy_wifi")
 

@@ -1,14 +1,14 @@
-"""The slack bound and Eq. 2 counts (pqlab.thread.bounds) from the model's own loss-free estimator."""
+"""The slack bound and Eq. 2 counts (pqlab.transport.bounds) from the model's own loss-free estimator."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pqlab.thread import bounds
-from pqlab.thread.config import ThreadParams, ThreadSwitches
-from pqlab.thread.model import Scenario, build_plan
-from pqlab.thread.reference import DOWN, Handshake
+from pqlab.transport import bounds
+from pqlab.transport.config import ThreadParams, ThreadSwitches
+from pqlab.transport.model import Scenario, build_plan
+from pqlab.transport.reference import DOWN, Handshake
 
 SIZES = (1294, 11361, 10181, 8)   # a drop-in-sized handshake (payload bytes)
 COMPUTE = (72.0, 67.0)

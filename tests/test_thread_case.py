@@ -8,9 +8,9 @@ from pqlab import framing, params
 from pqlab.case.configurations import TABLE1, case_message_sizes, table1_config
 from pqlab.case.device_compute import device_pq_ms, device_pq_ms_by_phase, load_cycles
 from pqlab.errors import ParamsError
-from pqlab.thread import reference
-from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.model import Scenario, build_plan, handshake_frames
+from pqlab.transport import reference
+from pqlab.transport.case_inputs import table1_inputs
+from pqlab.transport.model import Scenario, build_plan, handshake_frames
 
 
 @pytest.fixture(scope="module")

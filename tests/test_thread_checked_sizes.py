@@ -15,13 +15,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab.errors import SimulationError
-from pqlab.thread import _core, core, reference
-from pqlab.thread.config import LossScenario, ThreadParams
-from pqlab.thread.core import _plan_args
-from pqlab.thread.model import Scenario, build_plan
+from pqlab.transport import _core, core, reference
+from pqlab.transport.config import LossScenario, ThreadParams
+from pqlab.transport.core import _plan_args
+from pqlab.transport.model import Scenario, build_plan
 
 HERE = Path(__file__).resolve().parent
-THREAD = HERE.parent / "lib" / "pqlab" / "thread"
+THREAD = HERE.parent / "lib" / "pqlab" / "transport"
 PARAMS = ThreadParams()
 BASE = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"), PARAMS)
 

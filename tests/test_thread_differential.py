@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from pqlab.errors import SimulationError
-from pqlab.thread import _core, core
-from pqlab.thread.config import ThreadParams, ThreadSwitches
-from pqlab.thread.model import LATER_INT_FIELDS, TRANSPORTS, Scenario, build_plan
-from pqlab.thread.reference import simulate, simulate_traced
+from pqlab.transport import _core, core
+from pqlab.transport.config import ThreadParams, ThreadSwitches
+from pqlab.transport.model import LATER_INT_FIELDS, TRANSPORTS, Scenario, build_plan
+from pqlab.transport.reference import simulate, simulate_traced
 
 SIZES = [
     (400, 775, 560, 20),        # everything fits: one datagram each

@@ -9,8 +9,8 @@ import pytest
 from pqlab.analysis.transport import one_label_per_fitting_config
 from pqlab.analysis.transport_summary import summarise
 from pqlab.stats import median_ci
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import SCHEDULER_ENV, GridPoint, grid_points, run_grid, simulate_points
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.grid import SCHEDULER_ENV, GridPoint, grid_points, run_grid, simulate_points
 
 CONFIGS = {"small": (300, 700, 500, 20), "large": (1300, 5000, 2600, 20)}
 

@@ -8,10 +8,10 @@ import yaml
 from pqlab import framing, params
 from pqlab.errors import ParamsError
 from pqlab.framing import FramingParams
-from pqlab.thread.config import ThreadParams, ThreadSwitches
-from pqlab.thread.model import Scenario, ScenarioError, build_plan
-from pqlab.thread.prng import Xoshiro256, splitmix64
-from pqlab.thread.reference import simulate
+from pqlab.transport.config import ThreadParams, ThreadSwitches
+from pqlab.transport.model import Scenario, ScenarioError, build_plan
+from pqlab.transport.prng import Xoshiro256, splitmix64
+from pqlab.transport.reference import simulate
 
 ACK_US = (6 + 5) * 32
 
@@ -188,7 +188,7 @@ def test_bad_thread_params_raise_naming_the_field(repo_root, key, value, field):
 
 
 def test_handshake_frames_matches_a_loss_free_simulation():
-    from pqlab.thread.model import handshake_frames
+    from pqlab.transport.model import handshake_frames
 
     p = _params()
     sizes = (1359, 4000, 2600, 26)
@@ -206,7 +206,7 @@ def test_the_reported_psdu_limit_is_the_one_the_framing_uses():
     """One max_psdu_bytes (framing's): the Thread section's copy was echoed into the metrics and used by nothing."""
     from pqlab.analysis.transport_intervals import model_parameters
     from pqlab.framing import FramingParams
-    from pqlab.thread.config import ThreadParams
+    from pqlab.transport.config import ThreadParams
 
     assert "max_psdu_bytes" not in ThreadParams.model_fields
     assert model_parameters(ThreadParams(framing=FramingParams(max_psdu_bytes=100)))["max_psdu_bytes"] == 100

@@ -15,11 +15,11 @@ import pytest
 from pqlab.crosscheck import analysis, ns3_program, scenario_file, scenarios
 from pqlab.errors import ParamsError
 from pqlab.params import load, resolve
-from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import fitting_configs
-from pqlab.thread.model import Scenario, build_plan
-from pqlab.thread.sweep_config import CrosscheckParams
+from pqlab.transport.case_inputs import table1_inputs
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.grid import fitting_configs
+from pqlab.transport.model import Scenario, build_plan
+from pqlab.transport.sweep_config import CrosscheckParams
 from tests.conftest import REPO
 from tests.ns3_support import require_ns3
 
@@ -68,7 +68,7 @@ def test_the_piggyback_estimate_is_pqlabs_own_loss_free_time(d3):
     scenario = Scenario(sizes, 2, "none", False, "ipv6", compute)
     plan = build_plan(scenario, thread)
     values = _parse(_render(scenario, thread))
-    from pqlab.thread.reference import DOWN, Handshake
+    from pqlab.transport.reference import DOWN, Handshake
 
     units = list(range(plan.first_unit[0], plan.first_unit[0] + plan.n_units[0]))
     whole = Handshake(plan, 0).loss_free_arrival(1_000, units, DOWN) - 1_000

@@ -266,7 +266,7 @@ def test_reading_a_json_nested_beyond_the_interpreter_limit_is_an_input_error(tm
                                           st.fixed_dictionaries({"sizes": _values}, optional={
                                               "device_compute_ms": _values}), max_size=3)))
 def test_transport_configs_documents_parse_or_raise_one_params_error(document):
-    from pqlab.thread.case_inputs import parse_configs
+    from pqlab.transport.case_inputs import parse_configs
 
     try:
         configs, compute = parse_configs(document, "configs.yaml")

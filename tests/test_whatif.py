@@ -15,8 +15,8 @@ from pqlab.amort.sizes import checkpoint_octets
 from pqlab.case.configurations import case_message_sizes, table1_config
 from pqlab.case.device_compute import device_pq_ms, load_cycles
 from pqlab.paths import ProjectPaths
-from pqlab.thread import core
-from pqlab.thread.model import Scenario, build_plan
+from pqlab.transport import core
+from pqlab.transport.model import Scenario, build_plan
 from pqlab.whatif import amort, case, deployment
 
 MESSAGES = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")

@@ -32,7 +32,7 @@ LAYERS: tuple[Layer, ...] = (
            "pqlab.raw_labels", "pqlab.seeds")),
     Layer(1, "models", "the domain models: the AMORT-V1 protocol and its fast path, Matter CASE sizes and codecs, the "
           "Thread transport simulator, the crypto backends",
-          ("pqlab.amort", "pqlab.case", "pqlab.thread", "pqlab.crypto")),
+          ("pqlab.amort", "pqlab.case", "pqlab.transport", "pqlab.crypto")),
     Layer(2, "params", "the study parameters: params.yaml's strict models, composed from the models' configs",
           ("pqlab.params",)),
     Layer(3, "pipeline", "the stage registry, raw-sample provenance and checked reading, output sets, metrics models, "
@@ -48,7 +48,8 @@ LAYERS: tuple[Layer, ...] = (
     Layer(6, "figures", "one module per stage, one function per figure", ("pqlab.figures",)),
     Layer(7, "studies", "one module per stage: load, compute, write (the only code that writes outputs); the report",
           ("pqlab.studies", "pqlab.report")),
-    Layer(8, "interfaces", "the pqlab command and the notebooks' entry points", ("pqlab.cli", "pqlab.cli_whatif", "pqlab.cli_studies")),
+    Layer(8, "interfaces", "the pqlab command and the notebooks' entry points",
+          ("pqlab.cli", "pqlab.cli_whatif", "pqlab.cli_studies")),
 )
 ROOT = "pqlab"  # the package itself holds only its __init__: every other module needs a prefix of its own
 RANK: dict[str, int] = {layer.name: layer.rank for layer in LAYERS}

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pandas as pd
 
 from pqlab.analysis.transport import drop_in_ratios
-from pqlab.thread import bounds
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.model import MESSAGES
+from pqlab.transport import bounds
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.model import MESSAGES
 
 
 def slack_table(thread: ThreadParams, sizes, compute, hops: tuple[int, ...], tail: float) -> pd.DataFrame:

@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from pqlab.analysis.transport_intervals import binomial_ci
-from pqlab.thread.sweep_config import SensitivityParams
+from pqlab.transport.sweep_config import SensitivityParams
 
 
 def ratio_of_medians_ci(num: np.ndarray, den: np.ndarray, resamples: int, confidence: float,

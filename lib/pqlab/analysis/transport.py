@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 
 from pqlab.analysis.transport_summary import summarise
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import SINGLE_LABEL
-from pqlab.thread.model import MESSAGES
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.grid import SINGLE_LABEL
+from pqlab.transport.model import MESSAGES
 
 
 def one_label_per_fitting_config(summary: pd.DataFrame, fitting: set[str]) -> pd.DataFrame:
@@ -175,7 +175,7 @@ def channel_priority_sensitivity(summary: pd.DataFrame, rerun: pd.DataFrame, par
     """The drop-in IPv6/block ratios at 3-4 hops under both channel-arbitration rules (``channel_priority``).
 
     The configured rule's numbers come from ``summary``; the other rule's from ``rerun``, the simulated runs of
-    just those scenarios under it (:func:`pqlab.thread.grid.channel_rule_points`).
+    just those scenarios under it (:func:`pqlab.transport.grid.channel_rule_points`).
     """
     d3 = params.figure_configs.get("drop_in", "")
     hops = tuple(h for h in params.hops if h in params.ratio_hops)

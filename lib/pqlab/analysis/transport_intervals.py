@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pqlab.thread.bounds import timers
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.model import MESSAGES
+from pqlab.transport.bounds import timers
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.model import MESSAGES
 
 
 def binomial_ci(failures: int, runs: int, confidence: float) -> tuple[float, float]:

@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from pqlab import stats
-from pqlab.thread.config import ThreadParams
+from pqlab.transport.config import ThreadParams
 
 SCENARIO = ("kind", "config", "role", "hops", "loss", "transport", "message")
 QUANTILES = {"median": 0.5, "p90": 0.9}

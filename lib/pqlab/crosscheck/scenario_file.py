@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.model import Plan, Scenario, build_plan
-from pqlab.thread.reference import DOWN, UP, Handshake
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.model import Plan, Scenario, build_plan
+from pqlab.transport.reference import DOWN, UP, Handshake
 
 HANDSHAKE, TRANSFER = 0, 1
 SYMBOL_US = 16  # the 2.4 GHz O-QPSK PHY's symbol time (ns-3's LrWpanPhy default page); 2 symbols per byte

@@ -18,12 +18,12 @@ import pandas as pd
 
 from pqlab.crosscheck import ns3_program
 from pqlab.crosscheck.scenario_file import HANDSHAKE, TRANSFER, Ns3Run, render
-from pqlab.thread import core
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import SINGLE_LABEL, fitting_configs
-from pqlab.thread.model import Scenario, build_plan
-from pqlab.thread.reference import EV_DELIVER
-from pqlab.thread.sweep_config import MESSAGE_NAMES, CrosscheckParams
+from pqlab.transport import core
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.grid import SINGLE_LABEL, fitting_configs
+from pqlab.transport.model import Scenario, build_plan
+from pqlab.transport.reference import EV_DELIVER
+from pqlab.transport.sweep_config import MESSAGE_NAMES, CrosscheckParams
 
 NO_MRP_MS = 3_600_000  # a transfer's timers: far beyond any transfer here, so no copy but the first is sent
 FILLER_BYTES = 8       # the three messages a transfer does not send (the scenario needs four sizes)

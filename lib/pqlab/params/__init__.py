@@ -28,8 +28,8 @@ from pqlab.params.schema import (
     ScalingParams,
     StudyParams,
 )
-from pqlab.thread.config import LossScenario, ThreadParams, ThreadSwitches
-from pqlab.thread.sweep_config import AssumptionsParams, SensitivityParams
+from pqlab.transport.config import LossScenario, ThreadParams, ThreadSwitches
+from pqlab.transport.sweep_config import AssumptionsParams, SensitivityParams
 
 __all__ = [
     "AmortBaseline", "AmortModelInputs", "AmortParams", "AmortisationParams", "AssumptionsParams",

@@ -14,7 +14,7 @@ from pqlab.case.config import AUTH_MODES, CACHE_MODES, TABLE1_NAMES
 from pqlab.config import name_problem, read_yaml
 from pqlab.errors import ParamsError
 from pqlab.params.schema import StudyParams
-from pqlab.thread.config import FIGURE_ROLES
+from pqlab.transport.config import FIGURE_ROLES
 from pqlab.validation import dotted, first_problem
 
 # Sections whose values may differ by profile (sample sizes); each holds its own ``profiles:`` block.

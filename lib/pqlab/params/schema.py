@@ -12,8 +12,8 @@ from pqlab.case.config import TABLE1_NAMES, DesignSpaceParams, ExtendedDesignSpa
 from pqlab.config import BackendChoice, Strict, powers_of_two, strictly_increasing
 from pqlab.framing import FramingParams
 from pqlab.params.harness import AmortisationParams, ControlCycleParams, CostsParams
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.sweep_config import AssumptionsParams, CrosscheckParams, SensitivityParams
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.sweep_config import AssumptionsParams, CrosscheckParams, SensitivityParams
 
 
 class InputsParams(Strict):

@@ -165,7 +165,7 @@ STAGES: tuple[Stage, ...] = (
           "PQ-CASE §IV-C, §VI, Fig. 2, Table I's times",
           desc="PQ-CASE §IV-C/§VI: Thread transport grid (paper model + source_accurate), Fig. 2, Table I times, "
                "SED failures, radio time (pqlab.studies.transport)",
-          packages=("params", "thread"),
+          packages=("params", "transport"),
           inputs=("params/pqm4_cycles.yaml",),
           outs=("data/derived/thread_summary.parquet", "data/derived/thread_summary_source_accurate.parquet",
                 "paper_figs/case/fig2_transport.{pdf,png}", "paper_figs/case/table1_case_times.{csv,md}",
@@ -182,7 +182,7 @@ STAGES: tuple[Stage, ...] = (
                "thread_channel_rule.parquet": (), "thread_channel_rule_source_accurate.parquet": ()},
               ("thread", "inputs", "framing"), ("thread.bootstrap_resamples", "thread.confidence"),
               desc="PQ-CASE §IV-C/§VI: the measurement only, its raw samples (pqlab.studies.measure_transport)",
-              packages=("case", "crypto", "params", "thread"),
+              packages=("case", "crypto", "params", "transport"),
               inputs=("params/pqm4_cycles.yaml",))),
     Stage("recovery", "recovery", "09_recovery", "recovery_metrics.json", "measurement",
           "AMORT-V1 §IV-E, §V-H, Table IV",
@@ -329,7 +329,7 @@ STAGES: tuple[Stage, ...] = (
           "PQ-CASE §VII, Figs. 4-5",
           desc="PQ-CASE §VII: transport sensitivity — Fig. 4 a-c (interference occupancy x burst, MRP timers) "
                "and Fig. 5 (segment size) (pqlab.studies.sensitivity)",
-          packages=("case", "crypto", "params", "thread"),
+          packages=("case", "crypto", "params", "transport"),
           inputs=("params/pqm4_cycles.yaml",),
           outs=("data/derived/sensitivity_cells.parquet", "paper_figs/case/fig4_sensitivity.{pdf,png}",
                 "paper_figs/case/fig5_segment_size.{pdf,png}", "paper_figs/case/fig4a_ipv6_block.{csv,md}",
@@ -344,13 +344,13 @@ STAGES: tuple[Stage, ...] = (
               ("sensitivity.success_threshold", "sensitivity.report", "thread.bootstrap_resamples",
                "thread.confidence"),
               desc="PQ-CASE §VII: the measurement only, its raw samples (pqlab.studies.measure_sensitivity)",
-              packages=("case", "crypto", "params", "thread"),
+              packages=("case", "crypto", "params", "transport"),
               inputs=("params/pqm4_cycles.yaml",))),
     Stage("assumptions", "assumptions", "13_assumptions", "assumptions_metrics.json", "simulation",
           "beyond PQ-CASE: §VI's unstated assumptions and the slack bound",
           desc="Beyond the paper: transport headlines under each unstated assumption (channel rule x ACK loss, "
                "indirect retries, block timer) and the slack bound from Eq. 2's counts (pqlab.studies.assumptions)",
-          packages=("case", "crypto", "params", "thread"),
+          packages=("case", "crypto", "params", "transport"),
           inputs=("params/pqm4_cycles.yaml",),
           outs=("paper_figs/case/assumptions_table.{csv,md}", "paper_figs/case/assumptions_slack_bound.{csv,md}",
                 "paper_figs/case/fig_assumptions.{pdf,png}"),
@@ -362,7 +362,7 @@ STAGES: tuple[Stage, ...] = (
               ("assumptions", "thread", "inputs", "framing"),
               ("assumptions.bound_hops", "assumptions.count_tail", "thread.bootstrap_resamples", "thread.confidence"),
               desc="Beyond the paper: the measurement only, its raw samples (pqlab.studies.measure_assumptions)",
-              packages=("case", "crypto", "params", "thread"),
+              packages=("case", "crypto", "params", "transport"),
               inputs=("params/pqm4_cycles.yaml",))),
     Stage("transport_crosscheck", "transport-crosscheck", "16_transport_crosscheck",
           "transport_crosscheck_metrics.json", "simulation",
@@ -370,7 +370,7 @@ STAGES: tuple[Stage, ...] = (
           desc="Beyond the papers: pqlab's Thread transport against ns-3 (lr-wpan, sixlowpan): per scenario both "
                "medians, the ratio with its interval and the two-sample tests; loss-free transfer times; where they "
                "part (pqlab.studies.transport_crosscheck)",
-          packages=("case", "crypto", "params", "thread"),
+          packages=("case", "crypto", "params", "transport"),
           outs=("paper_figs/case/crosscheck_scenarios.{csv,md}", "paper_figs/case/crosscheck_transfers.{csv,md}",
                 "paper_figs/case/crosscheck_parameters.{csv,md}", "paper_figs/case/fig_transport_crosscheck.{pdf,png}"),
           help="run the Thread transport simulator beside ns-3 (lr-wpan, sixlowpan) on the same scenarios and "
@@ -387,7 +387,7 @@ STAGES: tuple[Stage, ...] = (
               desc="Beyond the papers: the measurement only, both simulators' runs "
                    "(pqlab.studies.measure_transport_crosscheck; ns-3 from Debian's libns3-dev, its scenario program "
                    "built from lib/pqlab/crosscheck/ns3)",
-              packages=("case", "crosscheck", "crypto", "params", "thread"),
+              packages=("case", "crosscheck", "crypto", "params", "transport"),
               inputs=("params/pqm4_cycles.yaml",))),
     Stage("report", "report", None, None, "report", "both papers: REPORT.md and report_rows.csv",
           desc="paper_figs/REPORT.md and report_rows.csv: every published claim of both papers, judged by its "

@@ -18,8 +18,8 @@ from pqlab.pipeline.outputs import OutputSet
 from pqlab.pipeline.result import StudyResult
 from pqlab.pipeline.typed_metrics import validated
 from pqlab.studies import measuring
-from pqlab.thread import assumptions
-from pqlab.thread.case_inputs import table1_inputs
+from pqlab.transport import assumptions
+from pqlab.transport.case_inputs import table1_inputs
 
 STAGE = "assumptions"
 RAW = registry.raw_spec(STAGE)

@@ -10,8 +10,8 @@ from pqlab import machine
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.pipeline import raw_provenance, registry
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import GridPoint, clean_parts, run_grid
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.grid import GridPoint, clean_parts, run_grid
 
 
 def parts_folder(paths: ProjectPaths, stage: str) -> Path:

@@ -8,8 +8,8 @@ from pathlib import Path
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import grid_samples
-from pqlab.thread import sweeps
-from pqlab.thread.case_inputs import table1_inputs
+from pqlab.transport import sweeps
+from pqlab.transport.case_inputs import table1_inputs
 
 
 def measure(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = None, scheduler: str | None = None,

@@ -16,8 +16,8 @@ from pqlab.cache import PartStore
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.pipeline import raw_provenance, registry
-from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.grid import VARIANTS, channel_rule_points, grid_points, run_grid, simulate_points, variant_params
+from pqlab.transport.case_inputs import table1_inputs
+from pqlab.transport.grid import VARIANTS, channel_rule_points, grid_points, run_grid, simulate_points, variant_params
 
 RAW = registry.raw_spec("transport")
 

@@ -15,7 +15,7 @@ from pqlab.crosscheck import ns3_program, scenarios
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.pipeline import raw_provenance, registry
-from pqlab.thread.case_inputs import table1_inputs
+from pqlab.transport.case_inputs import table1_inputs
 
 STAGE = "transport_crosscheck"
 

@@ -18,8 +18,8 @@ from pqlab.pipeline.outputs import OutputSet
 from pqlab.pipeline.result import StudyResult
 from pqlab.pipeline.typed_metrics import validated
 from pqlab.studies import measuring
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import VARIANTS, fitting_configs, variant_params
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.grid import VARIANTS, fitting_configs, variant_params
 
 STAGE = "transport"
 RAW = registry.raw_spec(STAGE)

@@ -5,7 +5,7 @@ encoder's bytes (``pqlab.case``), checked against Matter's 1178-byte limit; the 
 link come from the Thread model's framing plan; the responder's post-quantum milliseconds come from pqm4's cycle
 counts (``pqlab.case.pqm4``: fastest, portable or a named implementation, or cycles typed in) at the device's
 clock, and an operation pqm4 has no number for is reported as such, never guessed; the handshake-time
-distribution comes from the C Thread simulator (``pqlab.thread.core``) over a stated number of runs, seeded from
+distribution comes from the C Thread simulator (``pqlab.transport.core``) over a stated number of runs, seeded from
 the project's ``seed`` and the scenario, so the same deployment always gives the same answer.
 """
 
@@ -26,9 +26,9 @@ from pqlab.case.configurations import MAX_APP_MESSAGE_OCTETS, case_message_sizes
 from pqlab.case.device_compute import CycleTable, responder_operations
 from pqlab.params import StudyParams
 from pqlab.stats import level, median_ci
-from pqlab.thread import core
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.model import MESSAGES, Scenario, build_plan
+from pqlab.transport import core
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.model import MESSAGES, Scenario, build_plan
 from pqlab.whatif.deployment import CASE_FIELDS, CaseDeployment, case_deployments, field_values
 
 DATAGRAM = "datagram"  # every message fits: one datagram each, whatever transport is configured

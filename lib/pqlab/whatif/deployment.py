@@ -24,7 +24,7 @@ from pqlab.case.configurations import TABLE1, CaseConfig, CaseConfigError
 from pqlab.config import BackendChoice, Strict, name_problem, read_yaml
 from pqlab.crypto import names as crypto_names
 from pqlab.errors import ParamsError
-from pqlab.thread.config import MAX_HOPS, LossScenario
+from pqlab.transport.config import MAX_HOPS, LossScenario
 from pqlab.validation import dotted, first_problem
 
 TRANSPORTS = ("ipv6", "pull", "block", "best")

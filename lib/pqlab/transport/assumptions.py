@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import GridPoint, fitting_configs
-from pqlab.thread.model import Scenario
-from pqlab.thread.sweep_config import AssumptionsParams
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.grid import GridPoint, fitting_configs
+from pqlab.transport.model import Scenario
+from pqlab.transport.sweep_config import AssumptionsParams
 
 FIELDS = ("channel_priority", "ack_frame_loss", "indirect_retry_spacing", "block_timer_start")
 

@@ -28,9 +28,9 @@ from pqlab import framing
 from pqlab.cache import PartStore
 from pqlab.child_processes import die_with_parent
 from pqlab.errors import SchedulerError
-from pqlab.thread import core, model
-from pqlab.thread.config import ThreadParams, ThreadSwitches
-from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
+from pqlab.transport import core, model
+from pqlab.transport.config import ThreadParams, ThreadSwitches
+from pqlab.transport.model import TRANSPORTS, Scenario, build_plan
 
 SCHEDULER_ENV = "PQLAB_DASK_SCHEDULER"
 CONNECT_TIMEOUT_ENV = "PQLAB_DASK_CONNECT_TIMEOUT"  # seconds to wait for the scheduler (default 5)

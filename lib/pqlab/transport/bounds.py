@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.model import BLOCK, MESSAGES, Scenario, build_plan
-from pqlab.thread.reference import DOWN, UP, Handshake
+from pqlab.transport.config import ThreadParams
+from pqlab.transport.model import BLOCK, MESSAGES, Scenario, build_plan
+from pqlab.transport.reference import DOWN, UP, Handshake
 
 _GRID = 4096  # points per convolution grid (expected counts are exact to about 1e-3)
 

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from pqlab.config import Name, Strict
-from pqlab.thread.config import FIGURE_ROLES, MAX_HOPS, TRANSPORTS, Hops
+from pqlab.transport.config import FIGURE_ROLES, MAX_HOPS, TRANSPORTS, Hops
 
 
 class InterferenceSweep(Strict):

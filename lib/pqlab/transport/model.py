@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field
 
 from pqlab.errors import PqlabError
 from pqlab.framing import frame_psdus, split
-from pqlab.thread.config import TRANSPORTS, ThreadParams
-from pqlab.thread.prng import scenario_hash
+from pqlab.transport.config import TRANSPORTS, ThreadParams
+from pqlab.transport.prng import scenario_hash
 
 MESSAGES = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")
 # How a message travels: one datagram, IPv6 fragments, pull segments, or a block transfer.

@@ -1,6 +1,6 @@
 """PQ-CASE §VII sweeps: the grid points of Fig. 4 a-c and Fig. 5, and their tables and headline numbers.
 
-Every cell is an ordinary grid point (``pqlab.thread.grid``) carrying its own model: a loss scenario added for
+Every cell is an ordinary grid point (``pqlab.transport.grid``) carrying its own model: a loss scenario added for
 each (occupancy, burst) pair, the MRP timers of Fig. 4c, the segment payload of Fig. 5. ``cells`` describes
 each point (by ``point_id``); ``cell_stats`` reduces the handshake rows to one row per cell.
 """
@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from pqlab.thread.config import LossScenario, ThreadParams
-from pqlab.thread.grid import GridPoint
-from pqlab.thread.model import Scenario
-from pqlab.thread.sweep_config import SensitivityParams
+from pqlab.transport.config import LossScenario, ThreadParams
+from pqlab.transport.grid import GridPoint
+from pqlab.transport.model import Scenario
+from pqlab.transport.sweep_config import SensitivityParams
 
 PANELS = ("interference", "timers", "segments")
 
