@@ -75,10 +75,10 @@ def exercise_transport(rounds: int) -> None:
 
     from pqlab.errors import SimulationError
     from pqlab.transport import _core, core
-    from pqlab.transport.config import ThreadParams
+    from pqlab.transport.config import TransportParams
     from pqlab.transport.model import Scenario, build_plan
 
-    plan = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"), ThreadParams())
+    plan = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"), TransportParams())
     plan.ints["max_time_us"] = 5_000_000
     bad_int, bad_unit, bad_mode = copy.deepcopy(plan), copy.deepcopy(plan), copy.deepcopy(plan)
     bad_int.ints["max_time_us"] = 2**64       # a model value beyond int64

@@ -21,7 +21,7 @@ def cycles(repo_root):
 @pytest.fixture(scope="module")
 def project_thread(repo_root):
     """The transport model exactly as params/params.yaml configures it (the paper's model)."""
-    return params.load(repo_root / "params" / "params.yaml", "paper").thread
+    return params.load(repo_root / "params" / "params.yaml", "paper").transport
 
 
 def test_inputs_come_from_the_size_and_compute_models_in_phase_order(cycles):
@@ -45,7 +45,7 @@ def test_inputs_come_from_the_size_and_compute_models_in_phase_order(cycles):
 def test_inputs_reject_unknown_configurations_naming_the_field(cycles, tmp_path):
     with pytest.raises(ParamsError, match="Z9") as caught:
         table1_inputs(["B", "Z9"], cycles)
-    assert caught.value.field == "thread.configurations"
+    assert caught.value.field == "transport.configurations"
     bad = tmp_path / "cycles.yaml"
     bad.write_text("clock_mhz: fast\n")
     with pytest.raises(ParamsError):

@@ -1,4 +1,4 @@
-"""Intervals (at ``thread.confidence``) for the §VII sensitivity numbers (Fig. 4 a–c, Fig. 5) from the sweep's own
+"""Intervals (at ``transport.confidence``) for the §VII sensitivity numbers (Fig. 4 a–c, Fig. 5) from the sweep's own
 runs.
 
 Each cell's ratio of medians gets a percentile bootstrap (scipy; both samples resampled independently); each cell's

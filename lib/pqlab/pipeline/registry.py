@@ -175,12 +175,12 @@ STAGES: tuple[Stage, ...] = (
           grid=("workers", "scheduler"),
           options=(Option("--configs", "YAML/JSON: name -> {sizes: [Sigma1, Sigma2, "
                                        "Sigma3, status], device_compute_ms: [before Sigma2, before the status "
-                                       "report]} (default: thread.configurations from Table I, sizes from the CASE "
+                                       "report]} (default: transport.configurations from Table I, sizes from the CASE "
                                        "size model)"),),
           raw=RawSpec(
               {"thread_grid.parquet": ("point_id", "run"), "thread_grid_source_accurate.parquet": ("point_id", "run"),
                "thread_channel_rule.parquet": (), "thread_channel_rule_source_accurate.parquet": ()},
-              ("thread", "inputs", "framing"), ("thread.bootstrap_resamples", "thread.confidence"),
+              ("transport", "inputs", "framing"), ("transport.bootstrap_resamples", "transport.confidence"),
               desc="PQ-CASE §IV-C/§VI: the measurement only, its raw samples (pqlab.studies.measure_transport)",
               packages=("case", "crypto", "params", "transport"),
               inputs=("params/pqm4_cycles.yaml",))),
@@ -340,9 +340,9 @@ STAGES: tuple[Stage, ...] = (
           grid=("workers", "scheduler"),
           raw=RawSpec(
               {"sensitivity_runs.parquet": ("point_id", "run")},
-              ("sensitivity", "thread", "inputs", "framing"),
-              ("sensitivity.success_threshold", "sensitivity.report", "thread.bootstrap_resamples",
-               "thread.confidence"),
+              ("sensitivity", "transport", "inputs", "framing"),
+              ("sensitivity.success_threshold", "sensitivity.report", "transport.bootstrap_resamples",
+               "transport.confidence"),
               desc="PQ-CASE §VII: the measurement only, its raw samples (pqlab.studies.measure_sensitivity)",
               packages=("case", "crypto", "params", "transport"),
               inputs=("params/pqm4_cycles.yaml",))),
@@ -359,8 +359,9 @@ STAGES: tuple[Stage, ...] = (
           grid=("workers", "scheduler"),
           raw=RawSpec(
               {"assumptions_runs.parquet": ("point_id", "run")},
-              ("assumptions", "thread", "inputs", "framing"),
-              ("assumptions.bound_hops", "assumptions.count_tail", "thread.bootstrap_resamples", "thread.confidence"),
+              ("assumptions", "transport", "inputs", "framing"),
+              ("assumptions.bound_hops", "assumptions.count_tail", "transport.bootstrap_resamples",
+               "transport.confidence"),
               desc="Beyond the paper: the measurement only, its raw samples (pqlab.studies.measure_assumptions)",
               packages=("case", "crypto", "params", "transport"),
               inputs=("params/pqm4_cycles.yaml",))),
@@ -381,9 +382,9 @@ STAGES: tuple[Stage, ...] = (
                                            "topology", "message", "run", "ok", "time_us", "failed_message",
                                            "retransmissions", "spurious", "frames"),
                "crosscheck_ns3_used.parquet": ("key", "value")},
-              ("transport_crosscheck", "thread", "inputs", "framing"),
-              ("transport_crosscheck.agreement_pct", "transport_crosscheck.chunk_runs", "thread.bootstrap_resamples",
-               "thread.confidence"),
+              ("transport_crosscheck", "transport", "inputs", "framing"),
+              ("transport_crosscheck.agreement_pct", "transport_crosscheck.chunk_runs", "transport.bootstrap_resamples",
+               "transport.confidence"),
               desc="Beyond the papers: the measurement only, both simulators' runs "
                    "(pqlab.studies.measure_transport_crosscheck; ns-3 from Debian's libns3-dev, its scenario program "
                    "built from lib/pqlab/crosscheck/ns3)",

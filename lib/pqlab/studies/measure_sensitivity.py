@@ -15,7 +15,7 @@ from pqlab.transport.case_inputs import table1_inputs
 def measure(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = None, scheduler: str | None = None,
             progress: bool = True) -> list[Path]:
     """Simulate every cell's runs and write them with their provenance."""
-    sens, thread = settings.sensitivity, settings.thread
+    sens, thread = settings.sensitivity, settings.transport
     names = sorted({thread.figure_configs[role] for role in {sens.role, *(sc.role for sc in sens.segments.scenarios)}})
     configs, compute = table1_inputs(names, paths.input(settings.inputs.cycles_file))
     points, _ = sweeps.sweep_points(sens, thread, configs, compute, sens.runs)

@@ -33,11 +33,11 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, configs: Mapping[str,
     """Simulate both variants' grids and their channel-rule reruns; write them as one set.
 
     ``configs`` (name -> four message sizes) and ``device_compute_ms`` default to the Table I configurations
-    named in ``thread.configurations``, with sizes from the CASE size model and device computation from
+    named in ``transport.configurations``, with sizes from the CASE size model and device computation from
     ``inputs.cycles_file``.
     """
     paths.check_writable(paths.raw)
-    params = settings.thread
+    params = settings.transport
     if configs is None:
         configs, device_compute_ms = table1_inputs(params.configurations, paths.input(settings.inputs.cycles_file))
     load_before = raw_provenance.load_average()

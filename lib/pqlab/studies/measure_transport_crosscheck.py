@@ -25,7 +25,7 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, workers: int | None =
     """Run both simulators on every scenario and write the raw files with their provenance."""
     raw = registry.raw_spec(STAGE)
     paths.check_writable(paths.raw)
-    cross, thread = settings.transport_crosscheck, settings.thread
+    cross, thread = settings.transport_crosscheck, settings.transport
     program = ns3_program.locate()  # fails here, naming what to install, before any work
     names = list(dict.fromkeys(thread.figure_configs[role] for role in cross.roles))
     configs, compute = table1_inputs(names, paths.input(settings.inputs.cycles_file))

@@ -18,7 +18,7 @@ from pqlab.pipeline.outputs import OutputSet
 from pqlab.pipeline.result import StudyResult
 from pqlab.pipeline.typed_metrics import validated
 from pqlab.studies import measuring
-from pqlab.transport.config import ThreadParams
+from pqlab.transport.config import TransportParams
 from pqlab.transport.grid import VARIANTS, fitting_configs, variant_params
 
 STAGE = "transport"
@@ -33,7 +33,7 @@ def suffix(variant: str) -> str:
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Summarise both variants' grids (with the configurations they were simulated with), plot and write."""
     paths.check_writable(paths.derived, paths.case_figs, paths.plots)
-    params = settings.thread
+    params = settings.transport
     frames, raw_metadata = raw_io.read(RAW, settings, paths)
     configs = {name: tuple(sizes) for name, sizes in raw_metadata["configs"].items()}
     compute = raw_metadata["device_compute_ms"]
@@ -51,7 +51,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
         summaries[variant] = summary
         metrics[variant] = analysis.headline(summary, vp)
         metrics[variant].update(intervals.headline_intervals(
-            table, summary, vp, ThreadParams.model_fields["runs"].default))
+            table, summary, vp, TransportParams.model_fields["runs"].default))
         # as run: with fitting_under_every_transport the grid counts B and C1 under three labels (the paper's
         # 432,000), while the summary and the headline numbers count them once
         metrics[variant].update(scenarios=int(table["point_id"].nunique()), handshakes=len(table))

@@ -141,8 +141,8 @@ def transfer_markdown(transfers: pd.DataFrame) -> pd.DataFrame:
 
 
 def parameters(settings: StudyParams, used: dict[str, str]) -> pd.DataFrame:
-    """pqlab's `thread:` value beside what ns-3 reported it used, per MAC/PHY quantity."""
-    t = settings.thread
+    """pqlab's `transport:` value beside what ns-3 reported it used, per MAC/PHY quantity."""
+    t = settings.transport
     pairs = [("byte time µs", t.byte_time_us, "byte_us"), ("turnaround µs", t.turnaround_us, "turnaround_us"),
              ("CCA µs", t.cca_us, "cca_us"), ("backoff unit µs", t.backoff_unit_us, "unit_backoff_us"),
              ("ACK wait µs", t.ack_wait_us, "ack_wait_us"), ("PHY header bytes", t.phy_header_bytes, "shr_bytes"),
@@ -157,7 +157,7 @@ def parameters(settings: StudyParams, used: dict[str, str]) -> pd.DataFrame:
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Both simulators per scenario, the ratios and tests, the transfer table, the figure and the metrics."""
     paths.check_writable(paths.derived, paths.case_figs)
-    cross, thread = settings.transport_crosscheck, settings.thread
+    cross, thread = settings.transport_crosscheck, settings.transport
     frames, raw_metadata = raw_io.read(RAW, settings, paths)
     runs = frames["crosscheck_runs.parquet"]
     used = dict(zip(frames["crosscheck_ns3_used.parquet"]["key"], frames["crosscheck_ns3_used.parquet"]["value"],

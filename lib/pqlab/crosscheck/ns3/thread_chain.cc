@@ -2,7 +2,7 @@
 // IEEE 802.15.4 (lr-wpan) hops with 6LoWPAN and IPv6 route-over forwarding, Matter MRP in the application.
 //
 // Reads one scenario file written by pqlab.crosscheck.scenario_file (every number comes from pqlab's resolved
-// `thread:` params and the CASE size model; nothing is typed here) and prints one result line per run.
+// `transport:` params and the CASE size model; nothing is typed here) and prints one result line per run.
 //   thread_chain SCENARIO_FILE
 // Scenario file: one "key value..." per line. Output: "# key value" header lines (what ns-3 actually used),
 // then per run "run <fields>" (see kResultFields).
