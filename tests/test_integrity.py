@@ -142,11 +142,11 @@ def _times_ten(column: str):
 
 
 def test_a_raw_grid_edited_in_place_is_refused_like_on_import(smoke, tmp_path):
-    """The try: thread_grid.parquet with time_s ×10 and the digest dropped; `transport --analyse-only` exited 0 with
+    """The try: transport_grid.parquet with time_s ×10 and the digest dropped; `transport --analyse-only` exited 0 with
     D3 ten times slower while `raw import` refused the same file."""
     root = tmp_path / "out"
     shutil.copytree(smoke.run("transport").ok().root, root)
-    path = root / "data" / "raw" / "thread_grid.parquet"
+    path = root / "data" / "raw" / "transport_grid.parquet"
     _without_digest(path, _times_ten("time_s"))
     before = (root / "data" / "derived" / "transport_metrics.json").read_bytes()
 

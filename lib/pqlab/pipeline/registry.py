@@ -167,7 +167,7 @@ STAGES: tuple[Stage, ...] = (
                "SED failures, radio time (pqlab.studies.transport)",
           packages=("params", "transport"),
           inputs=("params/pqm4_cycles.yaml",),
-          outs=("data/derived/thread_summary.parquet", "data/derived/thread_summary_source_accurate.parquet",
+          outs=("data/derived/transport_summary.parquet", "data/derived/transport_summary_source_accurate.parquet",
                 "paper_figs/case/fig2_transport.{pdf,png}", "paper_figs/case/table1_case_times.{csv,md}",
                 "paper_figs/case/sed_failures.csv", "paper_figs/case/radio_time.csv",
                 "data/derived/plots/fig2_transport_times.csv", "data/derived/plots/fig2_transport_spurious.csv"),
@@ -178,8 +178,9 @@ STAGES: tuple[Stage, ...] = (
                                        "report]} (default: transport.configurations from Table I, sizes from the CASE "
                                        "size model)"),),
           raw=RawSpec(
-              {"thread_grid.parquet": ("point_id", "run"), "thread_grid_source_accurate.parquet": ("point_id", "run"),
-               "thread_channel_rule.parquet": (), "thread_channel_rule_source_accurate.parquet": ()},
+              {"transport_grid.parquet": ("point_id", "run"),
+               "transport_grid_source_accurate.parquet": ("point_id", "run"),
+               "transport_channel_rule.parquet": (), "transport_channel_rule_source_accurate.parquet": ()},
               ("transport", "inputs", "framing"), ("transport.bootstrap_resamples", "transport.confidence"),
               desc="PQ-CASE §IV-C/§VI: the measurement only, its raw samples (pqlab.studies.measure_transport)",
               packages=("case", "crypto", "params", "transport"),

@@ -1,6 +1,6 @@
 """Stage ``measure_transport`` (PQ-CASE §IV-C, §VI): simulate the Thread grid under the paper's model and the
 source_accurate variant (resumable), and the drop-in scenarios under the other channel rule; writes only the four
-data/raw/thread_*.parquet files, with the configurations simulated in their metadata."""
+data/raw/transport_*.parquet files, with the configurations simulated in their metadata."""
 
 from __future__ import annotations
 
@@ -49,12 +49,12 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, configs: Mapping[str,
             suffix = "" if variant == "paper" else f"_{variant}"
             vp = variant_params(params, variant)
             start = time.perf_counter()
-            frames[f"thread_grid{suffix}.parquet"] = run_grid(grid_points(configs, vp, device_compute_ms), vp,
+            frames[f"transport_grid{suffix}.parquet"] = run_grid(grid_points(configs, vp, device_compute_ms), vp,
                                                               stores[variant], workers=workers, scheduler=scheduler,
                                                               progress=progress)
             seconds[variant] = round(time.perf_counter() - start, 3)
             rerun = channel_rule_points(configs, vp, device_compute_ms)
-            frames[f"thread_channel_rule{suffix}.parquet"] = (simulate_points(rerun[1], rerun[0], rerun[0].runs)
+            frames[f"transport_channel_rule{suffix}.parquet"] = (simulate_points(rerun[1], rerun[0], rerun[0].runs)
                                                               if rerun else pd.DataFrame())
         metadata = machine.run_metadata() | {
             "configs": {name: list(sizes) for name, sizes in configs.items()}, "grid_seconds": seconds,

@@ -44,7 +44,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                      "model": intervals.model_parameters(params),
                      "raw_samples": raw_provenance.source(raw_metadata)}
     for variant in VARIANTS:
-        vp, table = variant_params(params, variant), frames[f"thread_grid{suffix(variant)}.parquet"]
+        vp, table = variant_params(params, variant), frames[f"transport_grid{suffix(variant)}.parquet"]
         summary = analysis.one_label_per_fitting_config(
             summarise(table, params.bootstrap_resamples, params.confidence, settings.seed,
                       progress=progress, desc=f"{variant} statistics"), fitting_configs(configs, vp))
@@ -56,7 +56,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
         # 432,000), while the summary and the headline numbers count them once
         metrics[variant].update(scenarios=int(table["point_id"].nunique()), handshakes=len(table))
         metrics[variant]["channel_priority"] = analysis.channel_priority_sensitivity(
-            summary, frames[f"thread_channel_rule{suffix(variant)}.parquet"], vp, configs)
+            summary, frames[f"transport_channel_rule{suffix(variant)}.parquet"], vp, configs)
     paper = summaries["paper"]
     roles, scen = params.figure_configs, params.figure_scenarios
     figure = fig2_transport(paper, roles.get("drop_in", ""), roles.get("smallest", ""),
@@ -69,7 +69,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     plot_times, plot_spurious = analysis.figure_table(paper, params)
     with OutputSet(paths, STAGE) as out:
         for variant in VARIANTS:
-            out.parquet(paths.derived / f"thread_summary{suffix(variant)}.parquet", summaries[variant], metadata)
+            out.parquet(paths.derived / f"transport_summary{suffix(variant)}.parquet", summaries[variant], metadata)
         out.figure(figure, paths.case_figs / "fig2_transport")
         out.table(times, paths.case_figs / "table1_case_times", markdown=times.round(3))
         out.text(paths.case_figs / "sed_failures.csv", sed.to_csv(index=False))
@@ -85,7 +85,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
                        metrics=metrics, files=out.written,
                        data={"summaries": summaries, "sed_failures": sed, "radio_time": radio,
                              "grid_seconds": raw_metadata["grid_seconds"],
-                             "handshakes": {v: len(frames[f"thread_grid{suffix(v)}.parquet"]) for v in VARIANTS}})
+                             "handshakes": {v: len(frames[f"transport_grid{suffix(v)}.parquet"]) for v in VARIANTS}})
 
 
 run = measuring.runner(STAGE, analyse)
