@@ -220,7 +220,8 @@ def test_the_stage_compares_both_simulators_per_scenario(smoke):
     claims = metrics["claims"]
     assert claims["transfers"] == len(transfers[transfers["topology"] == "chain"])
     assert metrics["ns3_version"].startswith("3.")
-    assert {"crosscheck_runs.parquet", "crosscheck_ns3_used.parquet"} <= {p.name for p in run.written}
+    written = {p.name for p in run.written}
+    assert {"transport_crosscheck_runs.parquet", "transport_crosscheck_ns3_used.parquet"} <= written
 
 
 def test_the_report_judges_the_crosscheck_rows_on_the_runs_data_apart_from_the_papers(smoke):

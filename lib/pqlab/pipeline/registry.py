@@ -379,10 +379,10 @@ STAGES: tuple[Stage, ...] = (
                "params; needs Debian's libns3-dev",
           grid=("workers",),
           raw=RawSpec(
-              {"crosscheck_runs.parquet": ("simulator", "kind", "config", "role", "hops", "loss", "transport",
+              {"transport_crosscheck_runs.parquet": ("simulator", "kind", "config", "role", "hops", "loss", "transport",
                                            "topology", "message", "run", "ok", "time_us", "failed_message",
                                            "retransmissions", "spurious", "frames"),
-               "crosscheck_ns3_used.parquet": ("key", "value")},
+               "transport_crosscheck_ns3_used.parquet": ("key", "value")},
               ("transport_crosscheck", "transport", "inputs", "framing"),
               ("transport_crosscheck.agreement_pct", "transport_crosscheck.chunk_runs", "transport.bootstrap_resamples",
                "transport.confidence"),

@@ -1,6 +1,6 @@
 """Stage ``measure_transport_crosscheck``: run every cross-check scenario in pqlab's Thread simulator and in the ns-3
-scenario program; writes only data/raw/crosscheck_runs.parquet (one row per run and simulator) and
-crosscheck_ns3_used.parquet (what ns-3 reported it used: symbol time, ACK wait, IFS, ...)."""
+scenario program; writes only data/raw/transport_crosscheck_runs.parquet (one row per run and simulator) and
+transport_crosscheck_ns3_used.parquet (what ns-3 reported it used: symbol time, ACK wait, IFS, ...)."""
 
 from __future__ import annotations
 
@@ -41,5 +41,5 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, workers: int | None =
     used_frame = pd.DataFrame([*sorted(used.items()), ("ns3_version", ns3_program.version())],
                               columns=["key", "value"])
     metadata = machine.run_metadata() | {"ns3_version": ns3_program.version()}
-    return raw_provenance.write(raw, settings, paths, {"crosscheck_runs.parquet": runs,
-                                                   "crosscheck_ns3_used.parquet": used_frame}, metadata, load_before)
+    files = {"transport_crosscheck_runs.parquet": runs, "transport_crosscheck_ns3_used.parquet": used_frame}
+    return raw_provenance.write(raw, settings, paths, files, metadata, load_before)

@@ -1,8 +1,8 @@
 """Stage ``transport_crosscheck`` (beyond the papers): pqlab's Thread transport beside ns-3 (lr-wpan + sixlowpan).
 
-Reads data/raw/crosscheck_runs.parquet (both simulators, every scenario) and writes per scenario the medians and
-p90 with intervals, failure rates, frames and retransmissions, the pqlab / ns-3 ratio with its interval and the
-two-sample tests; the loss-free single-message transfer table with its per-frame decomposition; the parameters
+Reads data/raw/transport_crosscheck_runs.parquet (both simulators, every scenario) and writes per scenario the
+medians and p90 with intervals, failure rates, frames and retransmissions, the pqlab / ns-3 ratio with its interval
+and the two-sample tests; the loss-free single-message transfer table with its per-frame decomposition; the parameters
 ns-3 used beside pqlab's; the figure; and the metrics the report's "crosscheck" rows judge
 (docs/thread-simulator.md, "Cross-check against ns-3")."""
 
@@ -159,9 +159,9 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
     paths.check_writable(paths.derived, paths.case_figs)
     cross, thread = settings.transport_crosscheck, settings.transport
     frames, raw_metadata = raw_io.read(RAW, settings, paths)
-    runs = frames["crosscheck_runs.parquet"]
-    used = dict(zip(frames["crosscheck_ns3_used.parquet"]["key"], frames["crosscheck_ns3_used.parquet"]["value"],
-                    strict=True))
+    runs = frames["transport_crosscheck_runs.parquet"]
+    used_frame = frames["transport_crosscheck_ns3_used.parquet"]
+    used = dict(zip(used_frame["key"], used_frame["value"], strict=True))
     compared = analysis.compare_scenarios(runs, thread.bootstrap_resamples, thread.confidence, settings.seed)
     lifs_us = float(used.get("lifs_us", "nan"))
     transfers = analysis.transfer_table(compared, runs, thread, lifs_us)
