@@ -12,7 +12,7 @@ PIP    := $(BIN)/python -m pip --quiet
 # Some machines' pip.conf lists local index folders that do not exist; drop that noise only.
 QUIET_PIP := { grep -v "is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: setup tpm browser ns3 params-resolved repro status check test bench lab lint lock clean-venv sanitize sanitize-amort sanitize-thread \
+.PHONY: setup tpm browser ns3 params-resolved repro status check test bench lab lint lock clean-venv sanitize sanitize-amort sanitize-transport \
         sanitize-cycle sanitize-symmetric liboqs \
         clean-liboqs
 
@@ -100,9 +100,9 @@ bench: setup
 # sanitizer report stops the run. CPython's own exit-time leaks are ignored, a leak whose stack reaches the core's
 # sources fails it. PYTHONMALLOC=malloc puts Python's buffers under ASan too; allocator_may_return_null lets the
 # tests that ask for impossible sizes see the NULL the cores must handle.
-SANITIZE_CORES := amort thread cycle symmetric
+SANITIZE_CORES := amort transport cycle symmetric
 AMORT_NATIVE   := lib/pqlab/amort/fastpath/native
-THREAD_CORE    := lib/pqlab/thread
+TRANSPORT_CORE := lib/pqlab/transport
 EXPERIMENTS_C  := lib/pqlab/experiments
 BINDING_INC    := lib/pqlab/include
 SAN_DIR    := build/sanitize
@@ -153,22 +153,22 @@ sanitize-amort: setup
 # Thread/MRP simulator core: sim_grow's checked growth as plain C, then the differential tests against the Python
 # twin (results and event traces), the malformed-plan properties and the checked-size tests, then every call and error
 # path of the binding in a loop with full allocation stacks (the tests' leak check cannot name the binding's frame).
-sanitize-thread: setup
-	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/thread.log
-	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) $(THREAD_CORE)/_core.c $(THREAD_CORE)/sim_core.c -lm \
-	  -o $(SAN_DIR)/_thread_core.so
-	$(CC) $(SAN_CFLAGS) -I$(THREAD_CORE) tests/thread_c/sim_grow.c $(THREAD_CORE)/sim_core.c -lm -o $(SAN_DIR)/sim_grow
-	ASAN_OPTIONS=allocator_may_return_null=1 $(SAN_DIR)/sim_grow >$(SAN_DIR)/sim_grow.out 2>>$(SAN_DIR)/thread.log \
-	  || $(call san_fail,$(SAN_DIR)/thread.log)
-	$(SAN_ENV) PQLAB_THREAD_CORE_LIB=$(abspath $(SAN_DIR)/_thread_core.so) $(BIN)/python -c 'from pqlab.thread \
+sanitize-transport: setup
+	@mkdir -p $(SAN_DIR) && rm -f $(SAN_DIR)/transport.log
+	$(CC) $(SAN_CFLAGS) -shared -fPIC $(SAN_PYINC) $(TRANSPORT_CORE)/_core.c $(TRANSPORT_CORE)/sim_core.c -lm \
+	  -o $(SAN_DIR)/_transport_core.so
+	$(CC) $(SAN_CFLAGS) -I$(TRANSPORT_CORE) tests/thread_c/sim_grow.c $(TRANSPORT_CORE)/sim_core.c -lm -o $(SAN_DIR)/sim_grow
+	ASAN_OPTIONS=allocator_may_return_null=1 $(SAN_DIR)/sim_grow >$(SAN_DIR)/sim_grow.out 2>>$(SAN_DIR)/transport.log \
+	  || $(call san_fail,$(SAN_DIR)/transport.log)
+	$(SAN_ENV) PQLAB_TRANSPORT_CORE_LIB=$(abspath $(SAN_DIR)/_transport_core.so) $(BIN)/python -c 'from pqlab.transport \
 	  import core, _core; assert "$(SAN_DIR)" in _core.__file__, _core.__file__; print("sanitized build:", _core.__file__)' \
-	  2>>$(SAN_DIR)/thread.log || $(call san_fail,$(SAN_DIR)/thread.log)
-	$(SAN_RETRY) $(SAN_DIR)/thread.log $(SAN_ENV) PQLAB_THREAD_CORE_LIB=$(abspath $(SAN_DIR)/_thread_core.so) \
+	  2>>$(SAN_DIR)/transport.log || $(call san_fail,$(SAN_DIR)/transport.log)
+	$(SAN_RETRY) $(SAN_DIR)/transport.log $(SAN_ENV) PQLAB_TRANSPORT_CORE_LIB=$(abspath $(SAN_DIR)/_transport_core.so) \
 	  $(SAN_PYTEST) tests/test_thread_differential.py tests/test_thread_robustness.py \
-	  tests/test_thread_checked_sizes.py || $(call san_fail,$(SAN_DIR)/thread.log)
-	$(SAN_RETRY) $(SAN_DIR)/thread.log $(SAN_ENV) $(SAN_LEAKS) PQLAB_THREAD_CORE_LIB=$(abspath $(SAN_DIR)/_thread_core.so) \
-	  $(BIN)/python -m tests.sanitize_bindings thread 50 || $(call san_fail,$(SAN_DIR)/thread.log)
-	@$(call san_check,$(SAN_DIR)/thread.log,-e "sim_core\.c" -e "thread/_core\.c" -e "sim_grow\.c",the Thread core)
+	  tests/test_thread_checked_sizes.py || $(call san_fail,$(SAN_DIR)/transport.log)
+	$(SAN_RETRY) $(SAN_DIR)/transport.log $(SAN_ENV) $(SAN_LEAKS) PQLAB_TRANSPORT_CORE_LIB=$(abspath $(SAN_DIR)/_transport_core.so) \
+	  $(BIN)/python -m tests.sanitize_bindings transport 50 || $(call san_fail,$(SAN_DIR)/transport.log)
+	@$(call san_check,$(SAN_DIR)/transport.log,-e "sim_core\.c" -e "transport/_core\.c" -e "sim_grow\.c",the Thread core)
 
 # Control-cycle harness (the loop, the scan workload and the evidence path over amort_core.c): its tests, then every
 # call and error path of the binding in a loop with leak detection on.

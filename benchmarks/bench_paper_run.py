@@ -86,11 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         with TreeMemory() as memory:
             result = transport.run(settings, ProjectPaths(root), workers=args.workers, progress=sys.stderr.isatty())
         wall = time.perf_counter() - start
-        metrics = json.loads((root / "data" / "derived" / "thread_metrics.json").read_text())
+        metrics = json.loads((root / "data" / "derived" / "transport_metrics.json").read_text())
     mib = 1024 * 1024
     report = {
-        "profile": args.profile, "runs_per_scenario": settings.thread.runs,
-        "fitting_under_every_transport": settings.thread.fitting_under_every_transport,
+        "profile": args.profile, "runs_per_scenario": settings.transport.runs,
+        "fitting_under_every_transport": settings.transport.fitting_under_every_transport,
         "handshakes": result.data["handshakes"], "workers": args.workers or os.cpu_count(),
         "wall_s": wall, "grid_seconds": result.data["grid_seconds"],
         "peak_rss_total_mib": memory.peak_total / mib, "peak_rss_parent_mib": memory.peak_parent / mib,

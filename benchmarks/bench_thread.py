@@ -2,7 +2,7 @@
 
 Writes benchmarks/results/thread_sim.json. The C/twin ratio comes from one run on the same scenarios.
 The grid is the paper's: the 15 Table I configurations with message sizes from the CASE size model and
-device computation from params/pqm4_cycles.yaml, under the model in params/params.yaml (`thread:`),
+device computation from params/pqm4_cycles.yaml, under the model in params/params.yaml (`transport:`),
 1-4 hops x 4 interference scenarios x always-on/sleepy x 3 transports x 300 runs.
 """
 
@@ -18,12 +18,12 @@ from pathlib import Path
 from pqlab import machine
 from pqlab import params as params_module
 from pqlab.io import write_json
-from pqlab.thread import core
-from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import grid_points, run_grid
-from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
-from pqlab.thread.reference import simulate
+from pqlab.transport import core
+from pqlab.transport.case_inputs import table1_inputs
+from pqlab.transport.config import TransportParams
+from pqlab.transport.grid import grid_points, run_grid
+from pqlab.transport.model import TRANSPORTS, Scenario, build_plan
+from pqlab.transport.reference import simulate
 
 HERE = Path(__file__).resolve().parent
 
@@ -31,12 +31,12 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 
-def table1_grid_inputs() -> tuple[ThreadParams, dict, dict]:
+def table1_grid_inputs() -> tuple[TransportParams, dict, dict]:
     """The project's thread model and the Table I configurations' sizes and device computation."""
     settings = params_module.load(REPO / "params" / "params.yaml")
-    configs, compute = table1_inputs(settings.thread.configurations,
+    configs, compute = table1_inputs(settings.transport.configurations,
                                      REPO / "params" / settings.inputs.cycles_file)
-    return settings.thread.model_copy(update={"runs": 300}), configs, compute
+    return settings.transport.model_copy(update={"runs": 300}), configs, compute
 
 
 def ratio_scenarios(configs: dict) -> list[Scenario]:
@@ -46,7 +46,7 @@ def ratio_scenarios(configs: dict) -> list[Scenario]:
             for i, loss in enumerate(["none", "light_wifi", "heavy_wifi", "iid_15"] * 3)]
 
 
-def c_vs_twin(params: ThreadParams, configs: dict, twin_runs: int, c_runs: int) -> dict:
+def c_vs_twin(params: TransportParams, configs: dict, twin_runs: int, c_runs: int) -> dict:
     plans = [build_plan(s, params) for s in ratio_scenarios(configs)]
     start = time.perf_counter()
     for plan in plans:
@@ -62,7 +62,7 @@ def c_vs_twin(params: ThreadParams, configs: dict, twin_runs: int, c_runs: int) 
             "twin_handshakes_per_s": twin_rate, "c_handshakes_per_s": c_rate, "ratio": c_rate / twin_rate}
 
 
-def full_grid(params: ThreadParams, configs: dict, compute: dict, workers: int) -> dict:
+def full_grid(params: TransportParams, configs: dict, compute: dict, workers: int) -> dict:
     points = grid_points(configs, params, compute)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()

@@ -63,8 +63,8 @@ def small_params(raw: dict) -> None:
     raw["design_space"].update(key_exchanges=["ML-KEM-512"], noc=["ML-DSA-44", "Falcon-512"], icac=[None],
                                rcac=["ECDSA-P256", "ML-DSA-44"], modes=["sig/none", "kem-pdk/both"],
                                configurations=["B", "D3"])
-    raw["thread"]["hops"] = [1]
-    raw["thread"]["profiles"]["smoke"].update(runs=2, bootstrap_resamples=100)
+    raw["transport"]["hops"] = [1]
+    raw["transport"]["profiles"]["smoke"].update(runs=2, bootstrap_resamples=100)
     raw["image_tree"] = {"files": 40, "total_bytes": 400_000, "directories": 5}
     raw["control_cycle"]["profiles"]["smoke"].update(cycles=10, warmup_cycles=1)
     raw["amortisation"]["profiles"]["smoke"].update(  # every baseline and storage target, two intervals, no budget

@@ -2,7 +2,7 @@
 writes it (tests/test_dvc_params.py sets them one at a time).
 
 A field is a leaf of :class:`pqlab.params.StudyParams`: a model's field that is not itself a model; the fields of a
-model inside a mapping or a tuple (``thread.scenarios.<name>``, ``sensitivity.segments.scenarios[i]``) are walked in
+model inside a mapping or a tuple (``transport.scenarios.<name>``, ``sensitivity.segments.scenarios[i]``) are walked in
 their first entry. The value is found by trying candidates until ``pqlab.params.resolve`` accepts one that changes
 the resolved settings there; a field no candidate fits is named by :func:`fields_without_value`, so a new field with
 unusual constraints fails the test until it gets a candidate in ``CANDIDATES``.
@@ -24,7 +24,7 @@ from pqlab.errors import ParamsError
 from pqlab.params import StudyParams
 
 TOP_LEVEL = ("profile", "seed", "profiles", "execution_timeout_s")
-INJECTED = {("thread", "framing"), ("thread", "seed")}  # copied from the top level: set there, never in `thread`
+INJECTED = {("transport", "framing"), ("transport", "seed")}  # copied from the top level: never set in `transport`
 SHARED = ("inputs", "framing")  # sections without profiles (pqlab.params.loader)
 
 # values for fields whose constraints the generic candidates miss (a path as written in params.yaml's terms)

@@ -70,15 +70,15 @@ def exercise_symmetric(rounds: int) -> None:
         _symmetric.openssl_version()
 
 
-def exercise_thread(rounds: int) -> None:
+def exercise_transport(rounds: int) -> None:
     import copy
 
     from pqlab.errors import SimulationError
-    from pqlab.thread import _core, core
-    from pqlab.thread.config import ThreadParams
-    from pqlab.thread.model import Scenario, build_plan
+    from pqlab.transport import _core, core
+    from pqlab.transport.config import TransportParams
+    from pqlab.transport.model import Scenario, build_plan
 
-    plan = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"), ThreadParams())
+    plan = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"), TransportParams())
     plan.ints["max_time_us"] = 5_000_000
     bad_int, bad_unit, bad_mode = copy.deepcopy(plan), copy.deepcopy(plan), copy.deepcopy(plan)
     bad_int.ints["max_time_us"] = 2**64       # a model value beyond int64
@@ -129,6 +129,6 @@ def exercise_amort(rounds: int) -> None:
 
 if __name__ == "__main__":
     binding, count = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 50
-    {"cycle": exercise_cycle, "symmetric": exercise_symmetric, "thread": exercise_thread,
+    {"cycle": exercise_cycle, "symmetric": exercise_symmetric, "transport": exercise_transport,
      "amort": exercise_amort}[binding](count)
     print(f"{binding}: {count} rounds of every call and error path")

@@ -12,13 +12,13 @@ from pqlab import params
 from pqlab.analysis import assumptions as assumption_analysis
 from pqlab.paths import ProjectPaths
 from pqlab.studies import assumptions as study
-from pqlab.thread import assumptions
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.sweep_config import AssumptionsParams
+from pqlab.transport import assumptions
+from pqlab.transport.config import TransportParams
+from pqlab.transport.sweep_config import AssumptionsParams
 
 
 def test_sets_cross_rules_and_ack_loss_then_add_single_changes():
-    sets = assumptions.assumption_sets(AssumptionsParams(runs=1), ThreadParams())
+    sets = assumptions.assumption_sets(AssumptionsParams(runs=1), TransportParams())
     keys = list(sets)
     assert keys[:6] == [f"{r}-ack_{a}" for r in ("node_arrival", "message_age", "frame_fifo")
                         for a in ("as_data", "never")]
@@ -27,7 +27,7 @@ def test_sets_cross_rules_and_ack_loss_then_add_single_changes():
     assert sets["node_arrival-block_timer_handoff"].block_timer_start == "handoff"
     # a further change equal to an existing set is not run twice
     again = AssumptionsParams(runs=1, indirect_retry_spacing=("data_poll_timeout",), block_timer_start=())
-    assert len(assumptions.assumption_sets(again, ThreadParams())) == 6
+    assert len(assumptions.assumption_sets(again, TransportParams())) == 6
 
 
 @pytest.mark.slow  # runs the whole study
@@ -52,20 +52,20 @@ def test_study_writes_the_table_bound_figure_and_metrics(project):
     assert set(metrics["bound"]["estimated"]) == {"2hop", "4hop"}
     runs = pd.read_parquet(project / "data" / "raw" / "assumptions_runs.parquet")
     oversized = len(assumptions.oversized(
-        {n: s for n, s in zip(*_inputs(project, settings), strict=True)}, settings.thread))
-    per_set = 2 * len(settings.thread.scenarios) * 2 + oversized * 1
+        {n: s for n, s in zip(*_inputs(project, settings), strict=True)}, settings.transport))
+    per_set = 2 * len(settings.transport.scenarios) * 2 + oversized * 1
     assert len(runs) == 6 * per_set * settings.assumptions.runs
 
 
 def _inputs(project, settings):
-    from pqlab.thread.case_inputs import table1_inputs
+    from pqlab.transport.case_inputs import table1_inputs
 
-    configs, _ = table1_inputs(settings.thread.configurations, project / "params" / settings.inputs.cycles_file)
+    configs, _ = table1_inputs(settings.transport.configurations, project / "params" / settings.inputs.cycles_file)
     return list(configs), list(configs.values())
 
 
 def test_headline_reads_ratios_spurious_and_sleepy_failures():
-    thread = ThreadParams()
+    thread = TransportParams()
     rows = []
     for hops in (2, 3, 4):
         for loss in thread.scenarios:

@@ -19,7 +19,7 @@ import pytest
 from pqlab import bounded, cli, params
 from pqlab.errors import ParamsError
 from pqlab.report import load_reference
-from pqlab.thread import case_inputs
+from pqlab.transport import case_inputs
 from tests import faults
 from tests.conftest import REPO
 
@@ -180,10 +180,10 @@ def test_a_json_configs_file_at_the_name_limit_is_accepted(tmp_path):
     assert list(configs) == ["x" * 64, "B with spaces"] and compute["B with spaces"] == (1.0, 2.0)
 
 
-@pytest.mark.parametrize(("section", "name"), [("thread.scenarios", "heavy\twifi"),
+@pytest.mark.parametrize(("section", "name"), [("transport.scenarios", "heavy\twifi"),
                                                ("amortisation.storage", "data\ndisk"),
                                                ("control_cycle.configurations", "a\0b"),
-                                               ("thread.scenarios", "x" * 65)])
+                                               ("transport.scenarios", "x" * 65)])
 def test_params_names_must_be_short_and_printable(small_project, section, name):
     path = small_project / "params" / "params.yaml"
     raw = params.load_raw(path)

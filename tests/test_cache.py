@@ -13,15 +13,15 @@ import pytest
 
 from pqlab.cache import LOCK, MANIFEST, PartStore
 from pqlab.errors import BusyError
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import grid_points, run_grid
+from pqlab.transport.config import TransportParams
+from pqlab.transport.grid import grid_points, run_grid
 from tests import faults
 
 CONFIGS = {"small": (300, 700, 500, 20), "large": (1300, 5000, 2600, 20)}
 
 
-def _params() -> ThreadParams:
-    return ThreadParams(hops=(1, 3), runs=4)
+def _params() -> TransportParams:
+    return TransportParams(hops=(1, 3), runs=4)
 
 
 def _grid(tmp_path, name: str, points=None) -> pd.DataFrame:

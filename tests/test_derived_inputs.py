@@ -73,7 +73,7 @@ NOT_DERIVED = {
     ("pqlab/pipeline/import_closure.py", "_imports"): "the package's own source files, parsed for their imports",
     ("pqlab/pipeline/outputs.py", "recover"): "the commit journal of a killed run (unreadable means nothing to replay)",
     ("pqlab/studies/resolve_params.py", "run"): "its own previous output, compared so unchanged bytes stay untouched",
-    ("pqlab/thread/grid.py", "code_fingerprint"): "the simulator's own source files",
+    ("pqlab/transport/grid.py", "code_fingerprint"): "the simulator's own source files",
 }
 
 

@@ -143,12 +143,12 @@ def _write(root: Path, document: dict) -> None:
 @pytest.mark.slow
 @scratch.SHARES_THE_SCRATCH
 def test_a_value_set_for_the_first_time_reruns_exactly_the_stages_that_read_it(dvc_scratch, tmp_path):
-    """The try: `thread: channel_priority: message_age` (valid, a default nobody had written) left `dvc status` up to
+    """The try: `transport: channel_priority: message_age` (valid, a default nobody had written) left `dvc status` up to
     date. Now the resolve stage is stale at once, and once resolved (`make status`) the transport grids are."""
     def edit(root: Path) -> None:
         path = root / "params" / "params.yaml"
         document = yaml.safe_load(path.read_text())
-        document["thread"]["channel_priority"] = "message_age"
+        document["transport"]["channel_priority"] = "message_age"
         path.write_text(yaml.safe_dump(document, sort_keys=False))
 
     root = scratch.edited(dvc_scratch, tmp_path, edit)

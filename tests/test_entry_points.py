@@ -51,8 +51,8 @@ def _params(project: Path, mutate=None) -> Path:
 
 
 def _small_transport(raw: dict) -> None:
-    raw["thread"]["hops"] = [1]
-    raw["thread"]["profiles"]["smoke"]["configurations"] = ["B", "D3", "C5", "C1"]
+    raw["transport"]["hops"] = [1]
+    raw["transport"]["profiles"]["smoke"]["configurations"] = ["B", "D3", "C5", "C1"]
 
 
 # --- the CLI ----------------------------------------------------------------------------------------------------
@@ -102,8 +102,8 @@ def test_corrupt_yaml_inputs_name_the_file(project, name):
 
 def test_validation_at_load_is_one_line_naming_the_exact_field(project):
     """`pqlab params` validates at load, before any study runs (every rule: tests/test_params.py)."""
-    one_line(_run("params", "--params", str(_params(project, lambda r: r["thread"].__setitem__("hops", [1, 2, 2]))),
-                  "--profile", "smoke"), "PARAMS_INVALID", "thread.hops[2]")
+    one_line(_run("params", "--params", str(_params(project, lambda r: r["transport"].__setitem__("hops", [1, 2, 2]))),
+                  "--profile", "smoke"), "PARAMS_INVALID", "transport.hops[2]")
 
 
 @pytest.mark.slow  # runs the transport grid

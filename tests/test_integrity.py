@@ -142,13 +142,13 @@ def _times_ten(column: str):
 
 
 def test_a_raw_grid_edited_in_place_is_refused_like_on_import(smoke, tmp_path):
-    """The try: thread_grid.parquet with time_s ×10 and the digest dropped; `transport --analyse-only` exited 0 with
+    """The try: transport_grid.parquet with time_s ×10 and the digest dropped; `transport --analyse-only` exited 0 with
     D3 ten times slower while `raw import` refused the same file."""
     root = tmp_path / "out"
     shutil.copytree(smoke.run("transport").ok().root, root)
-    path = root / "data" / "raw" / "thread_grid.parquet"
+    path = root / "data" / "raw" / "transport_grid.parquet"
     _without_digest(path, _times_ten("time_s"))
-    before = (root / "data" / "derived" / "thread_metrics.json").read_bytes()
+    before = (root / "data" / "derived" / "transport_metrics.json").read_bytes()
 
     argv = ["transport", "--params", str(REPO / "params" / "params.yaml"), "--profile", "smoke", "--out-dir",
             str(root), "--analyse-only", "--workers", "1", "--quiet"]
@@ -156,7 +156,7 @@ def test_a_raw_grid_edited_in_place_is_refused_like_on_import(smoke, tmp_path):
     assert analysed.returncode == 2, analysed.stdout[-2000:]
     assert analysed.stderr.strip().count("\n") == 0
     assert analysed.stderr.startswith(f"pqlab: error [INPUT_UNVERIFIED]: {path}: ")
-    assert (root / "data" / "derived" / "thread_metrics.json").read_bytes() == before
+    assert (root / "data" / "derived" / "transport_metrics.json").read_bytes() == before
 
     imported = _pqlab("raw", "import", str(path), "--params", str(REPO / "params" / "params.yaml"), "--profile",
                       "smoke", "--out-dir", str(tmp_path / "other"))

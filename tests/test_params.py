@@ -59,16 +59,29 @@ def test_shared_blocks_reach_the_simulator():
     raw["seed"] = 7
     raw["framing"]["iphc_bytes"] = 11
     loaded = params.resolve(raw, "quick")
-    assert loaded.thread.seed == 7 and loaded.thread.framing == loaded.framing
-    assert loaded.thread.framing.iphc_bytes == 11
+    assert loaded.transport.seed == 7 and loaded.transport.framing == loaded.framing
+    assert loaded.transport.framing.iphc_bytes == 11
 
 
 @pytest.mark.parametrize("field", ["framing", "seed"])
-def test_injected_fields_cannot_be_set_inside_the_thread_section(field):
+def test_injected_fields_cannot_be_set_inside_the_transport_section(field):
     raw = _raw()
-    raw["thread"][field] = raw[field]
-    with pytest.raises(ParamsError, match=rf"thread\.{field}: set at the top level"):
+    raw["transport"][field] = raw[field]
+    with pytest.raises(ParamsError, match=rf"transport\.{field}: set at the top level"):
         params.resolve(raw, "quick")
+
+
+def test_an_old_thread_section_is_refused_in_one_line_naming_its_new_name(tmp_path):
+    """The section was `thread:` before it took its stage's name: an old params.yaml says what to rename."""
+    raw = _raw()
+    raw["thread"] = raw.pop("transport")
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ParamsError) as caught:
+        params.load(path)
+    message = str(caught.value)
+    assert message.count("\n") == 0
+    assert message == f"{path}: thread: unknown section; it is now `transport:` (rename `thread:`)"
 
 
 def test_an_error_in_a_profile_that_is_not_selected_still_stops_the_run():
@@ -145,10 +158,10 @@ def test_paper_profile_has_the_papers_sample_sizes():
         (lambda r: r["design_space"].__setitem__("static_kem", "P-256"), "design_space.static_kem"),
         (lambda r: r["case_sizes"]["profiles"]["quick"]["real_material"].append("Z9"),
          "case_sizes.profiles.quick.real_material[12]"),
-        (lambda r: r["thread"].__setitem__("hops", [1, 2, 2]), "thread.hops[2]"),
-        (lambda r: r["thread"].__setitem__("hops", [0, 1]), "thread.hops[0]"),
+        (lambda r: r["transport"].__setitem__("hops", [1, 2, 2]), "transport.hops[2]"),
+        (lambda r: r["transport"].__setitem__("hops", [0, 1]), "transport.hops[0]"),
         (lambda r: r["costs"].__setitem__("signers", ["ML-DSA-65", "ML-DSA-65"]), "costs.signers[1]"),
-        (lambda r: r["thread"].__setitem__("max_sim_time_s", float("inf")), "thread.max_sim_time_s"),
+        (lambda r: r["transport"].__setitem__("max_sim_time_s", float("inf")), "transport.max_sim_time_s"),
         (lambda r: r.__setitem__("execution_timeout_s", 0), "execution_timeout_s"),
     ],
 )
@@ -204,8 +217,8 @@ def test_the_names_checked_at_load_are_the_domain_registries():
     from pqlab.case import algorithms, configurations, design_tables
     from pqlab.case import config as case_config
     from pqlab.crypto import liboqs_backend, names, openssl_backend, pqcrypto_backend
-    from pqlab.thread import config as thread_config
-    from pqlab.thread import model
+    from pqlab.transport import config as thread_config
+    from pqlab.transport import model
 
     backends = (liboqs_backend, openssl_backend, pqcrypto_backend)
     assert set(names.KEMS) == {k for b in backends for k in b._KEMS}
@@ -236,16 +249,19 @@ def test_the_names_checked_at_load_are_the_domain_registries():
     (lambda r: r["design_space"].__setitem__("rcac", ["RSA-2048", *DS.rcac[1:]]), "design_space.rcac[0]"),
     (lambda r: r["design_space"].__setitem__("modes", ["kem/all", *DS.modes[1:]]), "design_space.modes[0]"),
     (lambda r: r["design_space"].__setitem__("static_kem", "ML-KEM-7680"), "design_space.static_kem"),
-    (lambda r: r["thread"].__setitem__("configurations", ["B", "B"]), "thread.configurations[1]"),
-    (lambda r: r["thread"].__setitem__("hops", [1, 17]), "thread.hops[1]"),
-    (lambda r: r["thread"].__setitem__("ratio_hops", [0]), "thread.ratio_hops[0]"),
-    (lambda r: r["thread"].__setitem__("figure_configs", {**ROLES, "drop_in": "Z3"}), "thread.figure_configs.drop_in"),
-    (lambda r: r["thread"].__setitem__("figure_configs", {**ROLES, "fastest": "B"}), "thread.figure_configs.fastest"),
-    (lambda r: r["thread"].__setitem__("scenarios", {"x": {"p_good": 1.5}}), "thread.scenarios.x.p_good"),
-    (lambda r: r["thread"].__setitem__("scenarios", {"x": {"p_good": float("nan")}}), "thread.scenarios.x.p_good"),
-    (lambda r: r["thread"].__setitem__("mrp_jitter", float("-inf")), "thread.mrp_jitter"),
-    (lambda r: r["thread"].__setitem__("max_sim_time_s", 0.0), "thread.max_sim_time_s"),
-    (lambda r: r["thread"]["profiles"]["paper"].__setitem__("hops", [2, 2]), "thread.profiles.paper.hops[1]"),
+    (lambda r: r["transport"].__setitem__("configurations", ["B", "B"]), "transport.configurations[1]"),
+    (lambda r: r["transport"].__setitem__("hops", [1, 17]), "transport.hops[1]"),
+    (lambda r: r["transport"].__setitem__("ratio_hops", [0]), "transport.ratio_hops[0]"),
+    (lambda r: r["transport"].__setitem__("figure_configs", {**ROLES, "drop_in": "Z3"}),
+     "transport.figure_configs.drop_in"),
+    (lambda r: r["transport"].__setitem__("figure_configs", {**ROLES, "fastest": "B"}),
+     "transport.figure_configs.fastest"),
+    (lambda r: r["transport"].__setitem__("scenarios", {"x": {"p_good": 1.5}}), "transport.scenarios.x.p_good"),
+    (lambda r: r["transport"].__setitem__("scenarios", {"x": {"p_good": float("nan")}}),
+     "transport.scenarios.x.p_good"),
+    (lambda r: r["transport"].__setitem__("mrp_jitter", float("-inf")), "transport.mrp_jitter"),
+    (lambda r: r["transport"].__setitem__("max_sim_time_s", 0.0), "transport.max_sim_time_s"),
+    (lambda r: r["transport"]["profiles"]["paper"].__setitem__("hops", [2, 2]), "transport.profiles.paper.hops[1]"),
     (lambda r: r.__setitem__("execution_timeout_s", 5), "execution_timeout_s"),
 ])
 def test_names_ranges_and_duplicates_are_checked_at_load_with_the_exact_path(mutate, fragment):

@@ -80,8 +80,8 @@ def test_changing_the_bootstrap_resamples_makes_only_analysis_stages_stale(dvc_s
     root = scratch.edited(dvc_scratch, tmp_path, _params_edit(["costs", "profiles", "quick", "bootstrap_resamples"],
                                                               lambda n: n + 1))
     assert scratch.status(root) == RESOLVE | {"costs"}
-    root = scratch.edited(dvc_scratch, tmp_path / "thread", _params_edit(
-        ["thread", "profiles", "quick", "bootstrap_resamples"], lambda n: n + 1))
+    root = scratch.edited(dvc_scratch, tmp_path / "transport", _params_edit(
+        ["transport", "profiles", "quick", "bootstrap_resamples"], lambda n: n + 1))
     assert scratch.status(root) == RESOLVE | {"transport", "sensitivity", "assumptions", "transport_crosscheck"}
 
 

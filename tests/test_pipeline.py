@@ -121,7 +121,7 @@ def test_measuring_studies_are_a_measure_stage_and_an_analysis_stage(pipeline):
 
 def test_closure_follows_relative_submodule_and_extension_imports():
     files = {str(p.relative_to(LIB.parent)) for p in closure("pqlab.studies.transport")}
-    assert {"lib/pqlab/thread/_core.c", "lib/pqlab/framing.py", "lib/pqlab/thread/__init__.py"} <= files
+    assert {"lib/pqlab/transport/_core.c", "lib/pqlab/framing.py", "lib/pqlab/transport/__init__.py"} <= files
     assert "lib/pqlab/amort/controller.py" not in files
 
 
@@ -131,7 +131,7 @@ def test_domain_packages_never_write_or_draw():
     import ast
 
     banned = {"pqlab.figures", "pqlab.io", "pqlab.paths", "pqlab.studies", "matplotlib"}
-    for package in ("amort", "case", "thread", "crypto", "experiments", "attacks", "analysis"):
+    for package in ("amort", "case", "transport", "crypto", "experiments", "attacks", "analysis"):
         for path in (LIB / "pqlab" / package).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else \

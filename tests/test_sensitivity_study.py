@@ -12,7 +12,7 @@ import yaml
 from pqlab import params
 from pqlab.paths import ProjectPaths
 from pqlab.studies import sensitivity
-from pqlab.thread import sweeps
+from pqlab.transport import sweeps
 
 
 def _small(project):
@@ -47,7 +47,7 @@ def test_study_writes_figures_tables_plots_and_metrics(project):
 
 
 def test_interference_cells_use_the_base_scenarios_state_probabilities():
-    thread = params.ThreadParams()
+    thread = params.TransportParams()
     settings = params.SensitivityParams(runs=1)
     model = sweeps.interference_model(settings, thread)
     cell = model.scenarios[sweeps.loss_name(20, 60)]

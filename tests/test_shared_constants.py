@@ -2,7 +2,7 @@
 
 The approach, for every C/Python pair: the Python module is the definition (the 83-octet record's layout is
 ``pqlab.amort.messages.RECORD_LAYOUT``, computed from ``Record.SPEC``; the simulator's plan vectors are
-``pqlab.thread.model.INT_FIELDS`` / ``FLOAT_FIELDS``; the protocol codes are ``pqlab.amort.errors.Code``), and this
+``pqlab.transport.model.INT_FIELDS`` / ``FLOAT_FIELDS``; the protocol codes are ``pqlab.amort.errors.Code``), and this
 test reads the C headers and sources as text (no compiler, no built extension needed) and fails naming the constant
 that went out of step. No header is generated; a C-side change shows here before any run can disagree.
 Python-only duplicates are gone instead: one definition, imported (checked at the end).
@@ -18,12 +18,12 @@ from pqlab.amort.errors import Code
 from pqlab.amort.fastpath.api import MAX_BATCH
 from pqlab.amort.messages import HASH, ID_OCTETS, RECORD_LAYOUT, RECORD_OCTETS, TAG_LENGTHS, Record
 from pqlab.experiments import symmetric_timing
-from pqlab.thread import model, plan_check
+from pqlab.transport import model, plan_check
 
 LIB = Path(__file__).resolve().parent.parent / "lib" / "pqlab"
 AMORT_H = LIB / "amort" / "fastpath" / "native" / "amort_core.h"
 AMORT_C = LIB / "amort" / "fastpath" / "native" / "amort_core.c"
-SIM_H = LIB / "thread" / "sim_core.h"
+SIM_H = LIB / "transport" / "sim_core.h"
 SYM_H = LIB / "experiments" / "symmetric" / "sym_timing.h"
 SYM_C = LIB / "experiments" / "symmetric" / "sym_timing.c"
 EVIDENCE_H = LIB / "experiments" / "cycle" / "cycle_evidence.h"

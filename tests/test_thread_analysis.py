@@ -7,7 +7,7 @@ import itertools
 import pandas as pd
 
 from pqlab.analysis import transport as analysis
-from pqlab.thread.config import ThreadParams
+from pqlab.transport.config import TransportParams
 
 LOSSES = ("none", "heavy_wifi")
 
@@ -30,7 +30,7 @@ def _summary() -> pd.DataFrame:
 
 
 def test_headline_gives_table1_times_ratios_and_failures():
-    params = ThreadParams(configurations=("B", "C1", "D3", "C5"))
+    params = TransportParams(configurations=("B", "C1", "D3", "C5"))
     out = analysis.headline(_summary(), params)
     assert (out["scenarios"], out["runs_per_scenario"], out["handshakes"]) == (len(_summary()), 10,
                                                                                 10 * len(_summary()))
@@ -53,5 +53,5 @@ def test_headline_gives_table1_times_ratios_and_failures():
 
 def test_headline_without_a_role_configuration_leaves_values_empty():
     summary = _summary()
-    out = analysis.headline(summary[summary["config"] != "C1"], ThreadParams())
+    out = analysis.headline(summary[summary["config"] != "C1"], TransportParams())
     assert out["key_exchange_cost_1hop_none_ms"] is None and "C1" not in out["table1_times"]

@@ -1,21 +1,21 @@
-"""The slack bound and Eq. 2 counts (pqlab.thread.bounds) from the model's own loss-free estimator."""
+"""The slack bound and Eq. 2 counts (pqlab.transport.bounds) from the model's own loss-free estimator."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pqlab.thread import bounds
-from pqlab.thread.config import ThreadParams, ThreadSwitches
-from pqlab.thread.model import Scenario, build_plan
-from pqlab.thread.reference import DOWN, Handshake
+from pqlab.transport import bounds
+from pqlab.transport.config import TransportParams, TransportSwitches
+from pqlab.transport.model import Scenario, build_plan
+from pqlab.transport.reference import DOWN, Handshake
 
 SIZES = (1294, 11361, 10181, 8)   # a drop-in-sized handshake (payload bytes)
 COMPUTE = (72.0, 67.0)
 
 
 def test_loss_free_times_are_the_estimators():
-    p = ThreadParams()
+    p = TransportParams()
     lf = bounds.loss_free(SIZES, COMPUTE, p, 3, "ipv6")
     plan = build_plan(Scenario(SIZES, 3, "none", False, "ipv6", COMPUTE), p)
     units = list(range(plan.first_unit[0], plan.first_unit[0] + plan.n_units[0]))
@@ -27,7 +27,7 @@ def test_loss_free_times_are_the_estimators():
 
 
 def test_deadlines_are_cumulative_eq1_timers_at_maximum_jitter():
-    p = ThreadParams()
+    p = TransportParams()
     controller = 2.0 * p.mrp_margin * (1 + p.mrp_jitter)           # the device's 2000-ms interval, no boost
     device = 0.3 * p.mrp_margin * (1 + p.mrp_jitter) + 1.5         # the controller's 300 ms + the device's boost
     assert bounds.deadline(p, False, 1) == pytest.approx(2 * controller)
@@ -36,7 +36,7 @@ def test_deadlines_are_cumulative_eq1_timers_at_maximum_jitter():
 
 
 def test_expected_counts_agree_with_sampling_the_jitter():
-    p = ThreadParams()
+    p = TransportParams()
     rng = np.random.default_rng(7)
     for hops in (2, 3, 4):
         lf = bounds.loss_free(SIZES, COMPUTE, p, hops, "ipv6")
@@ -49,7 +49,7 @@ def test_expected_counts_agree_with_sampling_the_jitter():
 
 
 def test_slack_bound_on_arrival_is_sigma1_plus_sigma3_deadlines():
-    p = ThreadParams(switches=ThreadSwitches(piggyback_ack_on_arrival=True))
+    p = TransportParams(switches=TransportSwitches(piggyback_ack_on_arrival=True))
     ip, blk = (bounds.loss_free(SIZES, COMPUTE, p, 4, t) for t in ("ipv6", "block"))
     b = bounds.slack_bound(ip, blk, p)
     k = b["counts_within"]
@@ -60,7 +60,7 @@ def test_slack_bound_on_arrival_is_sigma1_plus_sigma3_deadlines():
 
 
 def test_slack_bound_with_estimated_acks_sums_each_messages_own_slack():
-    p = ThreadParams()
+    p = TransportParams()
     ip, blk = (bounds.loss_free(SIZES, COMPUTE, p, 4, t) for t in ("ipv6", "block"))
     b = bounds.slack_bound(ip, blk, p)
     assert b["ack_semantics"] == "estimated"

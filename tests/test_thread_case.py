@@ -8,9 +8,9 @@ from pqlab import framing, params
 from pqlab.case.configurations import TABLE1, case_message_sizes, table1_config
 from pqlab.case.device_compute import device_pq_ms, device_pq_ms_by_phase, load_cycles
 from pqlab.errors import ParamsError
-from pqlab.thread import reference
-from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.model import Scenario, build_plan, handshake_frames
+from pqlab.transport import reference
+from pqlab.transport.case_inputs import table1_inputs
+from pqlab.transport.model import Scenario, build_plan, handshake_frames
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def cycles(repo_root):
 @pytest.fixture(scope="module")
 def project_thread(repo_root):
     """The transport model exactly as params/params.yaml configures it (the paper's model)."""
-    return params.load(repo_root / "params" / "params.yaml", "paper").thread
+    return params.load(repo_root / "params" / "params.yaml", "paper").transport
 
 
 def test_inputs_come_from_the_size_and_compute_models_in_phase_order(cycles):
@@ -45,7 +45,7 @@ def test_inputs_come_from_the_size_and_compute_models_in_phase_order(cycles):
 def test_inputs_reject_unknown_configurations_naming_the_field(cycles, tmp_path):
     with pytest.raises(ParamsError, match="Z9") as caught:
         table1_inputs(["B", "Z9"], cycles)
-    assert caught.value.field == "thread.configurations"
+    assert caught.value.field == "transport.configurations"
     bad = tmp_path / "cycles.yaml"
     bad.write_text("clock_mhz: fast\n")
     with pytest.raises(ParamsError):

@@ -15,14 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pqlab.errors import SimulationError
-from pqlab.thread import _core, core, reference
-from pqlab.thread.config import LossScenario, ThreadParams
-from pqlab.thread.core import _plan_args
-from pqlab.thread.model import Scenario, build_plan
+from pqlab.transport import _core, core, reference
+from pqlab.transport.config import LossScenario, TransportParams
+from pqlab.transport.core import _plan_args
+from pqlab.transport.model import Scenario, build_plan
 
 HERE = Path(__file__).resolve().parent
-THREAD = HERE.parent / "lib" / "pqlab" / "thread"
-PARAMS = ThreadParams()
+THREAD = HERE.parent / "lib" / "pqlab" / "transport"
+PARAMS = TransportParams()
 BASE = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"), PARAMS)
 
 
@@ -86,15 +86,15 @@ def test_a_message_reaching_past_int_max_units_is_a_plan_error():
 
 # ------------------------------------------------------------------ backoff(): the double checked before int64
 def test_an_mrp_backoff_beyond_int64_from_accepted_params_is_a_time_range_error():
-    # every value inside ThreadParams' bounds; the largest backoff is 3.6e9 us x 10 x 10^32 x 11 ~ 4e45 us
-    params = ThreadParams(mrp_base=10.0, mrp_exponent_cap=32, mrp_transmissions=64, mrp_device_interval_ms=3_600_000,
+    # every value inside TransportParams' bounds; the largest backoff is 3.6e9 us x 10 x 10^32 x 11 ~ 4e45 us
+    params = TransportParams(mrp_base=10.0, mrp_exponent_cap=32, mrp_transmissions=64, mrp_device_interval_ms=3_600_000,
                           mrp_margin=10.0, mrp_jitter=10.0)
     plan = build_plan(Scenario((1300, 3000, 2000, 20), 2, "heavy_wifi", True, "block"), params)
     assert _codes(plan) == ("SIM_ERR_TIME_RANGE", "SIM_ERR_TIME_RANGE")
 
 
 def test_a_large_backoff_below_the_limit_still_runs_and_agrees():
-    params = ThreadParams(mrp_base=10.0, mrp_exponent_cap=6, mrp_transmissions=64, mrp_device_interval_ms=3_600_000,
+    params = TransportParams(mrp_base=10.0, mrp_exponent_cap=6, mrp_transmissions=64, mrp_device_interval_ms=3_600_000,
                           mrp_margin=10.0, mrp_jitter=10.0, max_sim_time_s=60.0)
     plan = build_plan(Scenario((1300, 3000, 2000, 20), 2, "iid_15", False, "ipv6"), params)
     for run in range(3):
@@ -104,7 +104,7 @@ def test_a_large_backoff_below_the_limit_still_runs_and_agrees():
 # ------------------------------------------------------------------ Gilbert-Elliott sojourn: the same check
 def test_a_loss_burst_sojourn_beyond_int64_from_accepted_params_is_a_time_range_error():
     rare = LossScenario(p_good=0.01, fraction_bad=1e-12, mean_burst_ms=1e6)  # good-state mean 1e21 us
-    params = ThreadParams(scenarios={**PARAMS.scenarios, "rare": rare})
+    params = TransportParams(scenarios={**PARAMS.scenarios, "rare": rare})
     plan = build_plan(Scenario((1300, 3000, 2000, 20), 2, "rare", False, "ipv6"), params)
     assert _codes(plan) == ("SIM_ERR_TIME_RANGE", "SIM_ERR_TIME_RANGE")
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from pqlab.errors import SimulationError
-from pqlab.thread import _core, core
-from pqlab.thread.config import ThreadParams, ThreadSwitches
-from pqlab.thread.model import LATER_INT_FIELDS, TRANSPORTS, Scenario, build_plan
-from pqlab.thread.reference import simulate, simulate_traced
+from pqlab.transport import _core, core
+from pqlab.transport.config import TransportParams, TransportSwitches
+from pqlab.transport.model import LATER_INT_FIELDS, TRANSPORTS, Scenario, build_plan
+from pqlab.transport.reference import simulate, simulate_traced
 
 SIZES = [
     (400, 775, 560, 20),        # everything fits: one datagram each
@@ -22,7 +22,7 @@ SIZES = [
     (1222, 2459, 2459, 30),     # mid-size, equal messages
 ]
 LOSSES = ["none", "light_wifi", "heavy_wifi", "iid_15"]
-VARIANTS = {"paper": ThreadSwitches(), "source": ThreadSwitches.source_accurate()}
+VARIANTS = {"paper": TransportSwitches(), "source": TransportSwitches.source_accurate()}
 
 
 def _cases():
@@ -41,7 +41,7 @@ def test_case_count_is_a_few_hundred():
 def test_c_core_equals_python_twin(chunk):
     mismatches = []
     for i, sizes, transport, hops, loss, sleepy, variant in CASES[chunk::8]:
-        params = ThreadParams(switches=VARIANTS[variant], csma_min_be=3 if i % 2 else 2,
+        params = TransportParams(switches=VARIANTS[variant], csma_min_be=3 if i % 2 else 2,
                               channel_priority="message_age" if i % 5 == 0 else "node_arrival")
         plan = build_plan(Scenario(sizes, hops, loss, sleepy, transport, (30.0, 12.0)), params)
         run = i * 7919 % 1000
@@ -56,7 +56,7 @@ def test_c_core_equals_python_twin(chunk):
 def test_c_core_event_traces_equal_python_twin(chunk):
     """Every frame exchange (start, flow, channel free) and every handled event, in the same order."""
     for i, sizes, transport, hops, loss, sleepy, variant in CASES[chunk::24]:
-        params = ThreadParams(switches=VARIANTS[variant])
+        params = TransportParams(switches=VARIANTS[variant])
         plan = build_plan(Scenario(sizes, hops, loss, sleepy, transport, (30.0, 12.0)), params)
         result, events = core.trace(plan, i)
         py_result, py_events = simulate_traced(plan, i)
@@ -91,7 +91,7 @@ ASSUMPTION_CASES = _assumption_cases()
 def test_c_core_equals_python_twin_under_every_assumption(chunk):
     mismatches = []
     for i, sizes, transport, hops, loss, sleepy, variant, assumption in ASSUMPTION_CASES[chunk::8]:
-        params = ThreadParams(switches=VARIANTS[variant], **assumption)
+        params = TransportParams(switches=VARIANTS[variant], **assumption)
         plan = build_plan(Scenario(sizes, hops, loss, sleepy, transport, (30.0, 12.0)), params)
         run = i * 7907 % 1000
         c = tuple(int(v) for v in core.run(plan, run, 1)[0])
@@ -105,7 +105,7 @@ def test_c_core_equals_python_twin_under_every_assumption(chunk):
 def test_frame_rule_event_traces_equal_python_twin(chunk):
     """Frame rule (random contention among nodes): every frame exchange and handled event, in the same order."""
     for i, sizes, transport, hops, loss, sleepy, variant, assumption in ASSUMPTION_CASES[chunk::20]:
-        params = ThreadParams(switches=VARIANTS[variant], **{"channel_priority": "frame_fifo", **assumption})
+        params = TransportParams(switches=VARIANTS[variant], **{"channel_priority": "frame_fifo", **assumption})
         plan = build_plan(Scenario(sizes, hops, loss, sleepy, transport, (30.0, 12.0)), params)
         result, events = core.trace(plan, i)
         py_result, py_events = simulate_traced(plan, i)
@@ -117,14 +117,14 @@ def test_frame_rule_event_traces_equal_python_twin(chunk):
 def test_new_model_fields_keep_the_default_models_random_stream():
     """A field added later enters the seed only when set: the default model's runs are unchanged."""
     scenario = Scenario((1300, 3000, 2000, 20), 3, "heavy_wifi", False, "ipv6")
-    default = build_plan(scenario, ThreadParams())
+    default = build_plan(scenario, TransportParams())
     assert all(default.ints[name] == 0 for name in LATER_INT_FIELDS)
-    assert build_plan(scenario, ThreadParams(ack_frame_loss="never")).seed != default.seed
-    assert build_plan(scenario, ThreadParams(channel_priority="frame_fifo")).ints["block_handoff"] == 1
+    assert build_plan(scenario, TransportParams(ack_frame_loss="never")).seed != default.seed
+    assert build_plan(scenario, TransportParams(channel_priority="frame_fifo")).ints["block_handoff"] == 1
 
 
 def test_batches_do_not_change_results():
-    plan = build_plan(Scenario((1500, 4000, 3000, 20), 2, "heavy_wifi", True, "pull"), ThreadParams())
+    plan = build_plan(Scenario((1500, 4000, 3000, 20), 2, "heavy_wifi", True, "pull"), TransportParams())
     whole = core.run(plan, 0, 12)
     pieces = np.vstack([core.run(plan, 0, 5), core.run(plan, 5, 1), core.run(plan, 6, 6)])
     assert np.array_equal(whole, pieces)
@@ -132,7 +132,7 @@ def test_batches_do_not_change_results():
 
 
 def test_c_core_runs_in_threads_with_identical_results():
-    plan = build_plan(Scenario((2386, 10181, 6323, 20), 3, "light_wifi", False, "ipv6"), ThreadParams())
+    plan = build_plan(Scenario((2386, 10181, 6323, 20), 3, "light_wifi", False, "ipv6"), TransportParams())
     expected = core.run(plan, 0, 40)
     got: dict[int, np.ndarray] = {}
     threads = [threading.Thread(target=lambda k=k: got.__setitem__(k, core.run(plan, 10 * k, 10))) for k in range(4)]
@@ -144,7 +144,7 @@ def test_c_core_runs_in_threads_with_identical_results():
 
 
 def test_bad_arguments_raise():
-    plan = build_plan(Scenario((100, 100, 100, 20), 1, "none", False, "ipv6"), ThreadParams())
+    plan = build_plan(Scenario((100, 100, 100, 20), 1, "none", False, "ipv6"), TransportParams())
     with pytest.raises(ValueError):
         core.run(plan, -1, 3)
     with pytest.raises(ValueError, match="count == 1"):

@@ -9,18 +9,18 @@ import pytest
 from pqlab.analysis.transport import one_label_per_fitting_config
 from pqlab.analysis.transport_summary import summarise
 from pqlab.stats import median_ci
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import SCHEDULER_ENV, GridPoint, grid_points, run_grid, simulate_points
+from pqlab.transport.config import TransportParams
+from pqlab.transport.grid import SCHEDULER_ENV, GridPoint, grid_points, run_grid, simulate_points
 
 CONFIGS = {"small": (300, 700, 500, 20), "large": (1300, 5000, 2600, 20)}
 
 
-def _params() -> ThreadParams:
-    return ThreadParams(hops=(1, 3), runs=4)
+def _params() -> TransportParams:
+    return TransportParams(hops=(1, 3), runs=4)
 
 
 def test_grid_enumeration_matches_the_paper_count():
-    p = ThreadParams()
+    p = TransportParams()
     configs = {f"K{i}": (1300 + i, 5000, 2600, 20) for i in range(15)}
     assert len(grid_points(configs, p)) * p.runs == 432_000  # 15 × 4 hops × 4 scenarios × 2 devices × 3 × 300
     fits = grid_points({"fits": (300, 700, 500, 20)}, p)
@@ -28,7 +28,7 @@ def test_grid_enumeration_matches_the_paper_count():
 
 
 def test_paper_count_runs_fitting_configurations_under_every_label_with_identical_results():
-    p = ThreadParams(fitting_under_every_transport=True)
+    p = TransportParams(fitting_under_every_transport=True)
     configs = {f"K{i}": (1300 + i, 5000, 2600, 20) for i in range(13)} | {"B": (174, 775, 619, 8),
                                                                             "C1": (975, 1026, 619, 8)}
     assert len(grid_points(configs, p)) * p.runs == 432_000  # as the paper counts: 15 × 4 × 4 × 2 × 3 × 300
@@ -44,7 +44,7 @@ def test_paper_count_runs_fitting_configurations_under_every_label_with_identica
 
 
 def test_points_may_carry_their_own_model():
-    p = ThreadParams(hops=(2,), runs=2)
+    p = TransportParams(hops=(2,), runs=2)
     base = grid_points({"large": CONFIGS["large"]}, p)[0]
     other = GridPoint(base.config, base.transport, base.scenario, p.model_copy(update={"ack_frame_loss": "never"}))
     assert other.point_id(p, 2) != base.point_id(p, 2)

@@ -8,10 +8,10 @@ import yaml
 from pqlab import framing, params
 from pqlab.errors import ParamsError
 from pqlab.framing import FramingParams
-from pqlab.thread.config import ThreadParams, ThreadSwitches
-from pqlab.thread.model import Scenario, ScenarioError, build_plan
-from pqlab.thread.prng import Xoshiro256, splitmix64
-from pqlab.thread.reference import simulate
+from pqlab.transport.config import TransportParams, TransportSwitches
+from pqlab.transport.model import Scenario, ScenarioError, build_plan
+from pqlab.transport.prng import Xoshiro256, splitmix64
+from pqlab.transport.reference import simulate
 
 ACK_US = (6 + 5) * 32
 
@@ -21,14 +21,14 @@ def exchange_us(psdu: int) -> int:
     return 128 + 192 + (6 + psdu) * 32 + 192 + ACK_US
 
 
-def _params(**kwargs) -> ThreadParams:
+def _params(**kwargs) -> TransportParams:
     """The model's defaults without the Matter header, so hand computations count payload bytes only."""
     shared = {k: kwargs.pop(k) for k in list(kwargs) if k in FramingParams.model_fields}
     fr = FramingParams(matter_header_bytes=0, **shared)
-    return ThreadParams(framing=fr, **kwargs)
+    return TransportParams(framing=fr, **kwargs)
 
 
-def frame_psdus(payload: int, p: ThreadParams, *, multi_hop: bool) -> list[int]:
+def frame_psdus(payload: int, p: TransportParams, *, multi_hop: bool) -> list[int]:
     return framing.frame_psdus(payload, p.framing, multi_hop=multi_hop, rounding=p.switches.fragment_rounding,
                                deep_mesh=p.switches.deep_mesh_header)
 
@@ -46,7 +46,7 @@ def test_1232_byte_payload_takes_13_frames_in_the_paper_model():
 
 
 def test_source_accurate_framing_gives_14_and_15_frames_with_ml_eid_addressing():
-    p = _params(iphc_bytes=25, switches=ThreadSwitches.source_accurate())
+    p = _params(iphc_bytes=25, switches=TransportSwitches.source_accurate())
     assert len(frame_psdus(1232, p, multi_hop=False)) == 14
     assert len(frame_psdus(1232, p, multi_hop=True)) == 15
     nonfinal = frame_psdus(1232, p, multi_hop=True)[1:-1]
@@ -94,7 +94,7 @@ def test_loss_free_device_radio_time_at_one_hop():
     assert r.device_tx_us == air(21 + 9 + 60) + air(21 + 9 + 20) + 2 * ACK_US
 
 
-def _loss_free_ttx_us(size: int, hops: int, p: ThreadParams) -> float:
+def _loss_free_ttx_us(size: int, hops: int, p: TransportParams) -> float:
     """Mean loss-free time to carry a message over ``hops`` (mean CSMA backoff 3.5 slots)."""
     n_frag = -(-size // 1232)
     chunks = [1232] * (size // 1232) + ([size % 1232] if size % 1232 else [])
@@ -161,34 +161,34 @@ def test_bad_scenarios_are_rejected_naming_the_field(scenario, message):
 
 def test_thread_params_defaults_are_table_ii_and_overridable(repo_root):
     raw = yaml.safe_load((repo_root / "params" / "params.yaml").read_text())
-    t = params.resolve(raw, "paper").thread
+    t = params.resolve(raw, "paper").transport
     assert (t.mac_max_frame_retries, t.indirect_attempts) == (15, 4)
     assert (t.reassembly_timeout_ms, t.mrp_transmissions) == (2000, 5)
     assert (t.mrp_device_interval_ms, t.mrp_controller_interval_ms, t.mrp_device_boost_ms) == (2000, 300, 1500)
     assert (t.framing.max_app_payload, t.framing.mac_overhead_bytes) == (1178, 21)
     assert (t.standalone_ack_ms, t.poll_interval_ms) == (200, 200)
     assert t.runs == 300 and not any(t.switches.model_dump().values())
-    raw["thread"]["switches"] = {"deep_mesh_header": True}
-    raw["thread"]["poll_interval_ms"] = 100
-    t2 = params.resolve(raw, "smoke").thread
+    raw["transport"]["switches"] = {"deep_mesh_header": True}
+    raw["transport"]["poll_interval_ms"] = 100
+    t2 = params.resolve(raw, "smoke").transport
     assert t2.switches.deep_mesh_header and t2.poll_interval_ms == 100
 
 
 @pytest.mark.parametrize(("key", "value", "field"), [
-    ("mac_max_frame_retries", -1, "thread.mac_max_frame_retries"),
-    ("poll_interval_ms", "200", "thread.poll_interval_ms"),
-    ("typo_field", 1, "thread.typo_field"),
-    ("switches", {"source_accuracy": True}, "thread.switches.source_accuracy"),
+    ("mac_max_frame_retries", -1, "transport.mac_max_frame_retries"),
+    ("poll_interval_ms", "200", "transport.poll_interval_ms"),
+    ("typo_field", 1, "transport.typo_field"),
+    ("switches", {"source_accuracy": True}, "transport.switches.source_accuracy"),
 ])
 def test_bad_thread_params_raise_naming_the_field(repo_root, key, value, field):
     raw = yaml.safe_load((repo_root / "params" / "params.yaml").read_text())
-    raw["thread"][key] = value
+    raw["transport"][key] = value
     with pytest.raises(ParamsError, match=field.replace(".", r"\.")):
         params.resolve(raw, "smoke")
 
 
 def test_handshake_frames_matches_a_loss_free_simulation():
-    from pqlab.thread.model import handshake_frames
+    from pqlab.transport.model import handshake_frames
 
     p = _params()
     sizes = (1359, 4000, 2600, 26)
@@ -206,7 +206,7 @@ def test_the_reported_psdu_limit_is_the_one_the_framing_uses():
     """One max_psdu_bytes (framing's): the Thread section's copy was echoed into the metrics and used by nothing."""
     from pqlab.analysis.transport_intervals import model_parameters
     from pqlab.framing import FramingParams
-    from pqlab.thread.config import ThreadParams
+    from pqlab.transport.config import TransportParams
 
-    assert "max_psdu_bytes" not in ThreadParams.model_fields
-    assert model_parameters(ThreadParams(framing=FramingParams(max_psdu_bytes=100)))["max_psdu_bytes"] == 100
+    assert "max_psdu_bytes" not in TransportParams.model_fields
+    assert model_parameters(TransportParams(framing=FramingParams(max_psdu_bytes=100)))["max_psdu_bytes"] == 100

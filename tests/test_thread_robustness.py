@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from pqlab.errors import SimulationError
 from pqlab.framing import FramingParams, frame_psdus
-from pqlab.thread import core, reference
-from pqlab.thread.config import ThreadParams, ThreadSwitches
-from pqlab.thread.model import Scenario, ScenarioError, build_plan
+from pqlab.transport import core, reference
+from pqlab.transport.config import TransportParams, TransportSwitches
+from pqlab.transport.model import Scenario, ScenarioError, build_plan
 
-PARAMS = ThreadParams()
-SOURCE = ThreadParams(framing=FramingParams(iphc_bytes=25), switches=ThreadSwitches.source_accurate())
+PARAMS = TransportParams()
+SOURCE = TransportParams(framing=FramingParams(iphc_bytes=25), switches=TransportSwitches.source_accurate())
 BASE = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"), PARAMS)
 
 
@@ -61,7 +61,7 @@ def test_build_plan_accepts_or_raises_scenario_error(sizes, hops, transport):
 
 
 def test_wrong_model_vector_length_is_rejected():
-    from pqlab.thread import _core
+    from pqlab.transport import _core
 
     with pytest.raises(ValueError, match="wrong length"):
         _core.run_batch([1, 2], [0.5], [1], [30], [0] * 4, [0] * 4, [1] * 4, [0] * 4, [0] * 4, [0] * 4, 0, 1, 0, 1)
@@ -115,7 +115,7 @@ def test_error_names_come_from_the_c_header():
 ])
 def test_c_core_refuses_choices_outside_their_values(name, value):
     plan = build_plan(Scenario((1300, 3000, 2000, 20), 2, "light_wifi", True, "block"),
-                      ThreadParams(channel_priority="frame_fifo"))
+                      TransportParams(channel_priority="frame_fifo"))
     plan.ints[name] = value
     with pytest.raises(SimulationError) as caught:
         core.run(plan, 0, 1)

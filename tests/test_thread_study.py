@@ -29,14 +29,14 @@ def test_smoke_run_writes_every_output_from_the_table1_configurations(smoke_tran
         assert (run.root / "paper_figs" / "case" / name).stat().st_size > 0
     metrics = run.metrics
     assert set(metrics) == {"profile", "confidence", "model", "paper", "source_accurate", "raw_samples"}
-    assert metrics["confidence"] == settings.thread.confidence
+    assert metrics["confidence"] == settings.transport.confidence
     assert metrics["profile"] == "smoke"
     paper = metrics["paper"]
     assert paper["drop_in_1hop_none_block_s"] > 0 and paper["radio_1hop_none_classical_ms"] > 0
     # a larger handshake keeps the radio on longer
     assert paper["radio_1hop_none_drop_in_ms"] > paper["radio_1hop_none_classical_ms"]
-    grid = run.parquet("data/raw/thread_grid.parquet")
-    thread = settings.thread
+    grid = run.parquet("data/raw/transport_grid.parquet")
+    thread = settings.transport
     # B and C1 fit one datagram per message (one transport); D3 and C5 run over IPv6, pull and block
     assert dict(grid.groupby("config")["transport"].nunique()) == {"B": 1, "C1": 1, "C5": 3, "D3": 3}
     assert len(grid) == (2 * 1 + 2 * 3) * len(thread.hops) * len(thread.scenarios) * 2 * thread.runs
@@ -59,7 +59,7 @@ def test_smoke_run_records_both_channel_priorities(smoke_transport):
         assert sensitivity["node_arrival"]["drop_in_ratio_3to4hop_min"] == \
             metrics[variant]["drop_in_ratio_3to4hop_min"]
     # B fits: one datagram per message, so every handshake carries its 20 frames at one hop, loss-free
-    grid = run.parquet("data/raw/thread_grid.parquet")
+    grid = run.parquet("data/raw/transport_grid.parquet")
     one_hop = grid[(grid["config"] == "B") & (grid["hops"] == 1) & (grid["loss"] == "none") & ~grid["sleepy"]]
     assert len(one_hop) and (one_hop["frames"] == 20).all()
 
@@ -75,18 +75,18 @@ def test_cli_transport_runs_from_a_configs_file(project):
     configs.write_text(yaml.safe_dump({name: {"sizes": list(sizes), "device_compute_ms": [10, 5]}
                                        for name, sizes in CONFIGS.items()}))
     raw = yaml.safe_load((project / "params" / "params.yaml").read_text())
-    raw["thread"]["hops"] = [1, 3, 4]
+    raw["transport"]["hops"] = [1, 3, 4]
     (project / "params" / "params.yaml").write_text(yaml.safe_dump(raw))
     done = subprocess.run([sys.executable, "-m", "pqlab.cli", "transport", "--configs", str(configs), "--params",
                            str(project / "params" / "params.yaml"), "--profile", "smoke", "--workers", "1", "--quiet"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "time_1hop_none_s" in done.stdout
-    assert read_json(project / "data" / "derived" / "thread_metrics.json")["profile"] == "smoke"
+    assert read_json(project / "data" / "derived" / "transport_metrics.json")["profile"] == "smoke"
     table = pd.read_csv(project / "paper_figs" / "case" / "table1_case_times.csv")
     assert set(table["config"]) == set(CONFIGS)  # the file's configurations, not the Table I defaults
-    runs = params.load(project / "params" / "params.yaml", "smoke").thread.runs
-    grid = pd.read_parquet(project / "data" / "raw" / "thread_grid.parquet")
+    runs = params.load(project / "params" / "params.yaml", "smoke").transport.runs
+    grid = pd.read_parquet(project / "data" / "raw" / "transport_grid.parquet")
     assert len(grid) == (2 * 1 + 2 * 3) * 3 * 4 * 2 * runs  # B and C1 fit: one datagram; 3 hops, 4 losses
     assert dict(grid.groupby("config")["time_s"].size()) == {"B": 24 * runs, "C1": 24 * runs, "C5": 72 * runs,
                                                               "D3": 72 * runs}

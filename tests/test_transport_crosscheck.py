@@ -15,11 +15,11 @@ import pytest
 from pqlab.crosscheck import analysis, ns3_program, scenario_file, scenarios
 from pqlab.errors import ParamsError
 from pqlab.params import load, resolve
-from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import fitting_configs
-from pqlab.thread.model import Scenario, build_plan
-from pqlab.thread.sweep_config import CrosscheckParams
+from pqlab.transport.case_inputs import table1_inputs
+from pqlab.transport.config import TransportParams
+from pqlab.transport.grid import fitting_configs
+from pqlab.transport.model import Scenario, build_plan
+from pqlab.transport.sweep_config import CrosscheckParams
 from tests.conftest import REPO
 from tests.ns3_support import require_ns3
 
@@ -37,14 +37,15 @@ def d3() -> tuple[tuple[int, ...], tuple[float, float]]:
     return configs["D3"], compute["D3"]
 
 
-def _render(scenario: Scenario, thread: ThreadParams, mode=scenario_file.HANDSHAKE, runs=2, first=0, topology="chain"):
+def _render(scenario: Scenario, thread: TransportParams, mode=scenario_file.HANDSHAKE, runs=2, first=0,
+            topology="chain"):
     return scenario_file.render(scenario_file.Ns3Run(scenario, mode, topology, first, runs), thread, seed=7,
                                 start_ms=100.0, spacing_m=10.0)
 
 
 def test_the_scenario_file_holds_pqlabs_plan_and_params_never_a_second_copy(d3):
     sizes, compute = d3
-    thread = ThreadParams()
+    thread = TransportParams()
     scenario = Scenario(sizes, 3, "light_wifi", False, "block", compute)
     plan = build_plan(scenario, thread)
     values = _parse(_render(scenario, thread))
@@ -56,7 +57,7 @@ def test_the_scenario_file_holds_pqlabs_plan_and_params_never_a_second_copy(d3):
     assert values["max_retries"] == [15] and values["min_be"] == [3] and values["unit_symbols"] == [20]
     assert values["fraction_bad"] == [0.1] and values["burst_us"] == [10_000.0] and values["good_us"] == [90_000.0]
     assert values["dev_compute2_us"] == [round(compute[0] * 1000)]
-    # a changed thread: param reaches the file, with no other edit
+    # a changed transport: param reaches the file, with no other edit
     changed = _parse(_render(scenario, thread.model_copy(update={"mac_max_frame_retries": 7,
                                                                  "mrp_controller_interval_ms": 450})))
     assert changed["max_retries"] == [7] and changed["ctrl_interval_us"] == [450_000]
@@ -64,11 +65,11 @@ def test_the_scenario_file_holds_pqlabs_plan_and_params_never_a_second_copy(d3):
 
 def test_the_piggyback_estimate_is_pqlabs_own_loss_free_time(d3):
     sizes, compute = d3
-    thread = ThreadParams()
+    thread = TransportParams()
     scenario = Scenario(sizes, 2, "none", False, "ipv6", compute)
     plan = build_plan(scenario, thread)
     values = _parse(_render(scenario, thread))
-    from pqlab.thread.reference import DOWN, Handshake
+    from pqlab.transport.reference import DOWN, Handshake
 
     units = list(range(plan.first_unit[0], plan.first_unit[0] + plan.n_units[0]))
     whole = Handshake(plan, 0).loss_free_arrival(1_000, units, DOWN) - 1_000
@@ -78,9 +79,9 @@ def test_the_piggyback_estimate_is_pqlabs_own_loss_free_time(d3):
 def test_a_sleepy_device_or_an_odd_symbol_time_is_refused_not_approximated(d3):
     sizes, compute = d3
     with pytest.raises(ValueError, match="indirect"):
-        _render(Scenario(sizes, 1, "none", True, "ipv6", compute), ThreadParams())
+        _render(Scenario(sizes, 1, "none", True, "ipv6", compute), TransportParams())
     with pytest.raises(ValueError, match="16-us symbols"):
-        _render(Scenario(sizes, 1, "none", False, "ipv6", compute), ThreadParams(backoff_unit_us=330))
+        _render(Scenario(sizes, 1, "none", False, "ipv6", compute), TransportParams(backoff_unit_us=330))
 
 
 def test_the_section_names_only_known_loss_scenarios_and_roles():
@@ -96,7 +97,7 @@ def test_the_section_names_only_known_loss_scenarios_and_roles():
 
 def test_the_cases_cover_every_role_hop_loss_and_transport():
     settings = load(PARAMS, "quick")
-    cross, thread = settings.transport_crosscheck, settings.thread
+    cross, thread = settings.transport_crosscheck, settings.transport
     names = [thread.figure_configs[r] for r in cross.roles]
     configs, compute = table1_inputs(names, CYCLES)
     cases = scenarios.cases(cross, thread, configs, compute)
@@ -115,7 +116,7 @@ def test_the_cases_cover_every_role_hop_loss_and_transport():
 
 
 def test_pqlabs_transfer_time_is_its_simulated_delivery_not_an_estimate():
-    thread = ThreadParams()
+    thread = TransportParams()
     case = scenarios.Case("transfer", "X", "r", 2, "none", "datagram", "Sigma1",
                           Scenario((500, 8, 8, 8), 2, "none", False, "ipv6"), ("chain",))
     frame = scenarios.run_pqlab(case, thread, 30)
@@ -158,9 +159,9 @@ def program():
 
 def test_ns3_reports_the_phy_and_mac_times_pqlab_uses(program, d3):
     sizes, compute = d3
-    out = ns3_program.run_file(program, _render(Scenario(sizes, 1, "none", False, "ipv6", compute), ThreadParams(),
+    out = ns3_program.run_file(program, _render(Scenario(sizes, 1, "none", False, "ipv6", compute), TransportParams(),
                                                 runs=1))
-    thread = ThreadParams()
+    thread = TransportParams()
     used = {k: float(v) for k, v in out.used.items() if k not in ("fields", "psdu_sizes_first_run")}
     assert used["byte_us"] == thread.byte_time_us and used["turnaround_us"] == thread.turnaround_us
     assert used["cca_us"] == thread.cca_us and used["unit_backoff_us"] == thread.backoff_unit_us
@@ -171,14 +172,14 @@ def test_ns3_reports_the_phy_and_mac_times_pqlab_uses(program, d3):
 def test_a_run_depends_on_its_index_alone_not_on_the_runs_before_it(program, d3):
     sizes, compute = d3
     scenario = Scenario(sizes, 2, "light_wifi", False, "pull", compute)
-    together = ns3_program.run_file(program, _render(scenario, ThreadParams(), runs=3)).runs
-    alone = ns3_program.run_file(program, _render(scenario, ThreadParams(), runs=1, first=2)).runs
+    together = ns3_program.run_file(program, _render(scenario, TransportParams(), runs=3)).runs
+    alone = ns3_program.run_file(program, _render(scenario, TransportParams(), runs=1, first=2)).runs
     pd.testing.assert_frame_equal(together.iloc[[2]].reset_index(drop=True), alone)
     assert together["time_us"].nunique() > 1
 
 
 def test_the_loss_model_loses_every_frame_or_none_as_configured(program):
-    thread = ThreadParams(scenarios={"none": {"p_good": 0.0}, "all": {"p_good": 1.0}},
+    thread = TransportParams(scenarios={"none": {"p_good": 0.0}, "all": {"p_good": 1.0}},
                           figure_scenarios={"quiet": "none", "interference": "all"})
     scenario = Scenario((100, 100, 100, 8), 1, "none", False, "ipv6")
     clean = ns3_program.run_file(program, _render(scenario, thread, runs=2)).runs
@@ -192,7 +193,7 @@ def test_the_loss_model_loses_every_frame_or_none_as_configured(program):
 
 
 def test_iid_loss_loses_its_share_of_frames(program):
-    thread = ThreadParams(scenarios={"none": {"p_good": 0.0}, "iid": {"p_good": 0.2}},
+    thread = TransportParams(scenarios={"none": {"p_good": 0.0}, "iid": {"p_good": 0.2}},
                           figure_scenarios={"quiet": "none", "interference": "iid"})
     out = ns3_program.run_file(program, _render(Scenario((1000, 1000, 1000, 8), 1, "iid", False, "ipv6"), thread,
                                                 runs=20)).runs
@@ -219,7 +220,8 @@ def test_the_stage_compares_both_simulators_per_scenario(smoke):
     claims = metrics["claims"]
     assert claims["transfers"] == len(transfers[transfers["topology"] == "chain"])
     assert metrics["ns3_version"].startswith("3.")
-    assert {"crosscheck_runs.parquet", "crosscheck_ns3_used.parquet"} <= {p.name for p in run.written}
+    written = {p.name for p in run.written}
+    assert {"transport_crosscheck_runs.parquet", "transport_crosscheck_ns3_used.parquet"} <= written
 
 
 def test_the_report_judges_the_crosscheck_rows_on_the_runs_data_apart_from_the_papers(smoke):
@@ -241,7 +243,7 @@ def test_the_report_judges_the_crosscheck_rows_on_the_runs_data_apart_from_the_p
     text = "\n".join(crosscheck_section(reference, tree, lambda stage: True))
     assert "kind: crosscheck" in text and text.count("| crosscheck.") == len(reference.crosschecks)
     # the papers' rows never read these metrics: the cross-check is judged apart
-    assert not [q.id for q in reference.quantities if "crosscheck_metrics.json" in q.metric]
+    assert not [q.id for q in reference.quantities if "transport_crosscheck_metrics.json" in q.metric]
     # without the stage's metrics every row says why it is not judged
     absent = MetricsTree(run.root / "nothing-here", stages)
     assert all(judge(x, reference, absent, lambda stage: True)[0] == "not run here" for x in reference.crosschecks)

@@ -198,8 +198,9 @@ def test_verify_consistency_is_typed(old, new, old_root, new_root, proof):
 _REPO_RAW = yaml.safe_load((REPO / "params" / "params.yaml").read_text())
 _paths = [("costs", "kem"), ("costs", "signers"), ("costs", "profiles", "smoke", "reps"), ("design_space", "noc"),
           ("design_space", "modes"), ("design_space", "icac"), ("case_sizes", "profiles", "quick", "real_material"),
-          ("thread", "hops"), ("thread", "scenarios"), ("thread", "figure_configs"), ("thread", "max_sim_time_s"),
-          ("thread", "profiles", "paper", "runs"), ("framing", "iphc_bytes"), ("seed",), ("execution_timeout_s",),
+          ("transport", "hops"), ("transport", "scenarios"), ("transport", "figure_configs"),
+          ("transport", "max_sim_time_s"),
+          ("transport", "profiles", "paper", "runs"), ("framing", "iphc_bytes"), ("seed",), ("execution_timeout_s",),
           ("profile",), ("profiles",), ("inputs",), ("attack_matrix", "profiles")]
 _plain = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=4))
 _names = st.sampled_from(["ML-DSA-44", "B", "sig/none", "none", "P-256+ML-KEM-768"])
@@ -266,7 +267,7 @@ def test_reading_a_json_nested_beyond_the_interpreter_limit_is_an_input_error(tm
                                           st.fixed_dictionaries({"sizes": _values}, optional={
                                               "device_compute_ms": _values}), max_size=3)))
 def test_transport_configs_documents_parse_or_raise_one_params_error(document):
-    from pqlab.thread.case_inputs import parse_configs
+    from pqlab.transport.case_inputs import parse_configs
 
     try:
         configs, compute = parse_configs(document, "configs.yaml")

@@ -49,6 +49,6 @@ def test_a_missing_field_shows_no_value_and_the_count_of_errors():
 
 
 def test_paths_stay_on_one_line_and_short():
-    assert dotted(("thread", "scenarios", "bad\nname", "[key]")) == "thread.scenarios.'bad\\nname' (the name)"
+    assert dotted(("transport", "scenarios", "bad\nname", "[key]")) == "transport.scenarios.'bad\\nname' (the name)"
     long = dotted(("section", "x" * 200))
     assert long.startswith("section.'xxx") and long.endswith("...") and len(long) == len("section.") + 80

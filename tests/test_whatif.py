@@ -15,8 +15,8 @@ from pqlab.amort.sizes import checkpoint_octets
 from pqlab.case.configurations import case_message_sizes, table1_config
 from pqlab.case.device_compute import device_pq_ms, load_cycles
 from pqlab.paths import ProjectPaths
-from pqlab.thread import core
-from pqlab.thread.model import Scenario, build_plan
+from pqlab.transport import core
+from pqlab.transport.model import Scenario, build_plan
 from pqlab.whatif import amort, case, deployment
 
 MESSAGES = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")
@@ -49,7 +49,7 @@ def test_a_preset_is_answered_from_the_encoder_pqm4_and_the_c_simulator(context,
     paper = load_cycles(repo_root / "params" / "pqm4_cycles.yaml")  # 64 MHz, the fastest implementations
     assert answer.device.total_ms == pytest.approx(device_pq_ms(table1_config("D3"), paper).milliseconds)
     plan = build_plan(Scenario(tuple(answer.messages.values()), 3, "heavy_wifi", False, "block",
-                               (answer.device.before_sigma2_ms, answer.device.after_sigma3_ms)), context.thread)
+                               (answer.device.before_sigma2_ms, answer.device.after_sigma3_ms)), context.transport)
     raw = core.run(plan, 0, 60)
     completed = raw[raw[:, 0] == 1, 1] / 1e6
     assert answer.best.runs == 60 and answer.best.median_s == pytest.approx(float(np.median(completed)))

@@ -120,7 +120,7 @@ SHOW: dict[str, Callable[[Any], int | None]] = {
 
 def transport_options(args: argparse.Namespace) -> dict[str, Any]:
     """``--configs``: the configurations and device compute times the grid runs (refused before the heavy imports)."""
-    from pqlab.thread.case_inputs import load_configs
+    from pqlab.transport.case_inputs import load_configs
 
     configs, compute = load_configs(args.configs) if args.configs else (None, None)
     return {"configs": configs, "device_compute_ms": compute}

@@ -55,7 +55,7 @@ def add_parser(sub: Any) -> None:
     case.add_argument("--cycles", action="append", metavar="ALG.OP=N",
                       help="a cycle count given directly, e.g. ML-KEM-768.encaps=700000 (repeatable)")
     case.add_argument("--hops", type=int, help="Thread hops between controller and device (default 1)")
-    case.add_argument("--interference", help="a thread.scenarios name: none, light_wifi, heavy_wifi, iid_15")
+    case.add_argument("--interference", help="a transport.scenarios name: none, light_wifi, heavy_wifi, iid_15")
     case.add_argument("--gilbert-elliott", dest="gilbert_elliott", metavar="PG,PB,FRAC,BURST_MS",
                       help="the channel directly: loss in the good and bad state, share of time bad, mean burst ms")
     case.add_argument("--sleepy", action=argparse.BooleanOptionalAction, default=None,

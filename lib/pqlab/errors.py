@@ -17,7 +17,7 @@ The error convention of pqlab:
   entry point (the CLI, the notebooks' first cell via ``pqlab.notebook.setup``, ``pqlab papermill`` under
   ``dvc repro``) prints such an error as the one line of :func:`one_line` and exits with status 2.
 * **Simulator failures are SimulationError**, whose code is the name of a ``sim_status`` value returned by the
-  Thread simulator's C core (``lib/pqlab/thread/sim_core.h``, with a strerror-like table mapped by the binding).
+  Thread simulator's C core (``lib/pqlab/transport/sim_core.h``, with a strerror-like table mapped by the binding).
 * **Control-cycle harness failures are CycleError**; when its C loop refuses an argument or fails, the code is the
   name of the ``pq_cycle_status`` value (``lib/pqlab/experiments/cycle/cycle_core.h``) and the field names the argument.
 * **Symmetric-timing loop failures are SymmetricTimingError**; when its C loop refuses an argument or fails, the code

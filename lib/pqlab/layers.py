@@ -32,7 +32,7 @@ LAYERS: tuple[Layer, ...] = (
            "pqlab.raw_labels", "pqlab.seeds")),
     Layer(1, "models", "the domain models: the AMORT-V1 protocol and its fast path, Matter CASE sizes and codecs, the "
           "Thread transport simulator, the crypto backends",
-          ("pqlab.amort", "pqlab.case", "pqlab.thread", "pqlab.crypto")),
+          ("pqlab.amort", "pqlab.case", "pqlab.transport", "pqlab.crypto")),
     Layer(2, "params", "the study parameters: params.yaml's strict models, composed from the models' configs",
           ("pqlab.params",)),
     Layer(3, "pipeline", "the stage registry, raw-sample provenance and checked reading, output sets, metrics models, "

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pandas as pd
 
 from pqlab.analysis.transport import drop_in_ratios
-from pqlab.thread import bounds
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.model import MESSAGES
+from pqlab.transport import bounds
+from pqlab.transport.config import TransportParams
+from pqlab.transport.model import MESSAGES
 
 
-def slack_table(thread: ThreadParams, sizes, compute, hops: tuple[int, ...], tail: float) -> pd.DataFrame:
+def slack_table(thread: TransportParams, sizes, compute, hops: tuple[int, ...], tail: float) -> pd.DataFrame:
     """The slack bound at each hop count under both acknowledgement semantics (estimated, on arrival)."""
     rows = []
     for on_arrival in (False, True):
@@ -31,7 +31,7 @@ def slack_table(thread: ThreadParams, sizes, compute, hops: tuple[int, ...], tai
     return pd.DataFrame(rows)
 
 
-def loss_free_per_hop(thread: ThreadParams, sizes, compute, hops: tuple[int, ...]) -> dict:
+def loss_free_per_hop(thread: TransportParams, sizes, compute, hops: tuple[int, ...]) -> dict:
     """§VI: the drop-in configuration's loss-free Sigma2 and Sigma3 transfer times per hop with IPv6 fragmentation
     (the model's own estimator) at each hop count of the bound."""
     out = {}
@@ -51,7 +51,7 @@ def _value(summary: pd.DataFrame, column: str, **where) -> float | None:
     return float(rows[column].iloc[0])
 
 
-def headline(summary: pd.DataFrame, thread: ThreadParams) -> dict:
+def headline(summary: pd.DataFrame, thread: TransportParams) -> dict:
     """One set's numbers (``summary``: ``summary.counts_and_medians`` of its rows): IPv6/block ratio range at
     ``ratio_hops`` over every loss scenario, spurious retransmissions at 2 and 4 hops without interference, the
     drop-in configuration at 4 hops under interference, and sleepy-device failures with IPv6 fragmentation."""

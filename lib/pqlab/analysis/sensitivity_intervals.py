@@ -1,4 +1,4 @@
-"""Intervals (at ``thread.confidence``) for the §VII sensitivity numbers (Fig. 4 a–c, Fig. 5) from the sweep's own
+"""Intervals (at ``transport.confidence``) for the §VII sensitivity numbers (Fig. 4 a–c, Fig. 5) from the sweep's own
 runs.
 
 Each cell's ratio of medians gets a percentile bootstrap (scipy; both samples resampled independently); each cell's
@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from pqlab.analysis.transport_intervals import binomial_ci
-from pqlab.thread.sweep_config import SensitivityParams
+from pqlab.transport.sweep_config import SensitivityParams
 
 
 def ratio_of_medians_ci(num: np.ndarray, den: np.ndarray, resamples: int, confidence: float,

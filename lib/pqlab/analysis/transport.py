@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 
 from pqlab.analysis.transport_summary import summarise
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import SINGLE_LABEL
-from pqlab.thread.model import MESSAGES
+from pqlab.transport.config import TransportParams
+from pqlab.transport.grid import SINGLE_LABEL
+from pqlab.transport.model import MESSAGES
 
 
 def one_label_per_fitting_config(summary: pd.DataFrame, fitting: set[str]) -> pd.DataFrame:
@@ -29,7 +29,7 @@ def one_label_per_fitting_config(summary: pd.DataFrame, fitting: set[str]) -> pd
     return out.reset_index(drop=True)
 
 
-def figure_table(summary: pd.DataFrame, params: ThreadParams) -> tuple[pd.DataFrame, pd.DataFrame]:
+def figure_table(summary: pd.DataFrame, params: TransportParams) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Fig. 2's plotted numbers as two small long tables for ``dvc plots`` (one ``series`` per line): median
     handshake time by hops under the interference scenario for the drop-in, smallest and classical configurations
     by transport (always-on device), and the drop-in configuration's mean spurious retransmissions with IPv6
@@ -79,7 +79,7 @@ def _time_with_failures(summary: pd.DataFrame, stem: str, config: str, hops: int
             f"{stem}_failed_in": _failed_in(summary, config, hops, loss, (transport,))}
 
 
-def headline(summary: pd.DataFrame, params: ThreadParams) -> dict:
+def headline(summary: pd.DataFrame, params: TransportParams) -> dict:
     """The §VI numbers, from one variant's summary (None where a configuration is absent).
 
     Configuration roles (``figure_configs``) and scenario roles (``figure_scenarios``: quiet, interference)
@@ -170,12 +170,12 @@ def drop_in_ratios(summary: pd.DataFrame, config: str, hops: Sequence[int] = (3,
     return out
 
 
-def channel_priority_sensitivity(summary: pd.DataFrame, rerun: pd.DataFrame, params: ThreadParams,
+def channel_priority_sensitivity(summary: pd.DataFrame, rerun: pd.DataFrame, params: TransportParams,
                                   configs: Mapping[str, Sequence[int]]) -> dict:
     """The drop-in IPv6/block ratios at 3-4 hops under both channel-arbitration rules (``channel_priority``).
 
     The configured rule's numbers come from ``summary``; the other rule's from ``rerun``, the simulated runs of
-    just those scenarios under it (:func:`pqlab.thread.grid.channel_rule_points`).
+    just those scenarios under it (:func:`pqlab.transport.grid.channel_rule_points`).
     """
     d3 = params.figure_configs.get("drop_in", "")
     hops = tuple(h for h in params.hops if h in params.ratio_hops)
@@ -188,7 +188,7 @@ def channel_priority_sensitivity(summary: pd.DataFrame, rerun: pd.DataFrame, par
     return out
 
 
-def table1_times(summary: pd.DataFrame, params: ThreadParams) -> pd.DataFrame:
+def table1_times(summary: pd.DataFrame, params: TransportParams) -> pd.DataFrame:
     """Table I time columns: block transfer (one datagram where everything fits), always-on device."""
     quiet, noisy = params.figure_scenarios["quiet"], params.figure_scenarios["interference"]
     rows = summary[summary["transport"].isin(["block", "datagram"]) & ~summary["sleepy"]]

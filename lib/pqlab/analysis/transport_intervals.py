@@ -1,4 +1,4 @@
-"""Intervals (at ``thread.confidence``) for the §VI headline numbers, from the grid's own runs, and the model
+"""Intervals (at ``transport.confidence``) for the §VI headline numbers, from the grid's own runs, and the model
 parameters the run used.
 
 The report judges a simulated number by whether the paper's value lies inside this run's interval, so every
@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pqlab.thread.bounds import timers
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.model import MESSAGES
+from pqlab.transport.bounds import timers
+from pqlab.transport.config import TransportParams
+from pqlab.transport.model import MESSAGES
 
 
 def binomial_ci(failures: int, runs: int, confidence: float) -> tuple[float, float]:
@@ -96,7 +96,7 @@ def _names(codes: pd.Series) -> dict[str, int]:
             for c, n in sorted(counts.items())}
 
 
-def headline_intervals(table: pd.DataFrame, summary: pd.DataFrame, params: ThreadParams, target_runs: int) -> dict:
+def headline_intervals(table: pd.DataFrame, summary: pd.DataFrame, params: TransportParams, target_runs: int) -> dict:
     """The intervals (``params.confidence``, ``params.bootstrap_resamples``), cell counts and scopes of the §VI
     headline numbers of one variant's grid."""
     roles, resamples, confidence = params.figure_configs, params.bootstrap_resamples, params.confidence
@@ -207,7 +207,7 @@ def headline_intervals(table: pd.DataFrame, summary: pd.DataFrame, params: Threa
     return out
 
 
-def model_parameters(params: ThreadParams) -> dict:
+def model_parameters(params: TransportParams) -> dict:
     """The Table II parameters (and Eq. 1's first timers) this run's Thread model used."""
     f = params.framing
     device_first = timers(params, sender_is_device=True)[0]

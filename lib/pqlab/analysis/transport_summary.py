@@ -7,7 +7,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from pqlab.stats import median_ci
-from pqlab.thread.grid import KEY_COLUMNS
+from pqlab.transport.grid import KEY_COLUMNS
 
 
 def summarise(table: pd.DataFrame, resamples: int, confidence: float, seed: int, *,

@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from pqlab import stats
-from pqlab.thread.config import ThreadParams
+from pqlab.transport.config import TransportParams
 
 SCENARIO = ("kind", "config", "role", "hops", "loss", "transport", "message")
 QUANTILES = {"median": 0.5, "p90": 0.9}
@@ -77,7 +77,7 @@ def compare_scenarios(runs: pd.DataFrame, resamples: int, confidence: float, see
     return pd.DataFrame(rows)
 
 
-def frame_time_us(frames: float, psdu_bytes: float, thread: ThreadParams) -> float:
+def frame_time_us(frames: float, psdu_bytes: float, thread: TransportParams) -> float:
     """pqlab's loss-free time for ``frames`` data frames of ``psdu_bytes`` in total: mean CSMA backoff, CCA,
     two turnarounds, the imm-ACK and the PHY header per frame, the PSDU bytes' airtime."""
     mean_backoff = ((1 << thread.csma_min_be) - 1) / 2 * thread.backoff_unit_us
@@ -87,7 +87,7 @@ def frame_time_us(frames: float, psdu_bytes: float, thread: ThreadParams) -> flo
     return frames * per_frame + psdu_bytes * thread.byte_time_us
 
 
-def transfer_table(compared: pd.DataFrame, runs: pd.DataFrame, thread: ThreadParams, lifs_us: float) -> pd.DataFrame:
+def transfer_table(compared: pd.DataFrame, runs: pd.DataFrame, thread: TransportParams, lifs_us: float) -> pd.DataFrame:
     """Loss-free single-message transfers: medians, ratio, frames, and the decomposition of the ratio into the frame
     layout (pqlab's per-frame formula on each simulator's frames and bytes) and ns-3's per-frame extra time (its
     measured time minus that formula on its own frames, per frame, against its long interframe space)."""

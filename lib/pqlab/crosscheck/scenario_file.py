@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.model import Plan, Scenario, build_plan
-from pqlab.thread.reference import DOWN, UP, Handshake
+from pqlab.transport.config import TransportParams
+from pqlab.transport.model import Plan, Scenario, build_plan
+from pqlab.transport.reference import DOWN, UP, Handshake
 
 HANDSHAKE, TRANSFER = 0, 1
 SYMBOL_US = 16  # the 2.4 GHz O-QPSK PHY's symbol time (ns-3's LrWpanPhy default page); 2 symbols per byte
@@ -42,7 +42,7 @@ def loss_free_us(plan: Plan, units: list[int], direction: int) -> float:
     return float(Handshake(plan, 0).loss_free_arrival(0, units, direction))
 
 
-def render(run: Ns3Run, params: ThreadParams, *, seed: int, start_ms: float, spacing_m: float) -> str:
+def render(run: Ns3Run, params: TransportParams, *, seed: int, start_ms: float, spacing_m: float) -> str:
     """The scenario file's text for one invocation."""
     sc = run.scenario
     if sc.sleepy:

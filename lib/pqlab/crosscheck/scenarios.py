@@ -1,6 +1,6 @@
 """The cross-check's scenarios and how each simulator runs them.
 
-Handshakes: each role's configuration (``thread.figure_configs``) at each hop count and loss scenario, under every
+Handshakes: each role's configuration (``transport.figure_configs``) at each hop count and loss scenario, under every
 transport for a configuration with an oversized message (one ``datagram`` label otherwise), always-on device; in
 ns-3 on each topology (``chain``; ``shared`` for ``shared_losses`` only). Transfers: one message alone, controller
 to device, loss-free, no MRP (pqlab: its timers pushed beyond the transfer; ns-3: none in the application), timed
@@ -18,12 +18,12 @@ import pandas as pd
 
 from pqlab.crosscheck import ns3_program
 from pqlab.crosscheck.scenario_file import HANDSHAKE, TRANSFER, Ns3Run, render
-from pqlab.thread import core
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import SINGLE_LABEL, fitting_configs
-from pqlab.thread.model import Scenario, build_plan
-from pqlab.thread.reference import EV_DELIVER
-from pqlab.thread.sweep_config import MESSAGE_NAMES, CrosscheckParams
+from pqlab.transport import core
+from pqlab.transport.config import TransportParams
+from pqlab.transport.grid import SINGLE_LABEL, fitting_configs
+from pqlab.transport.model import Scenario, build_plan
+from pqlab.transport.reference import EV_DELIVER
+from pqlab.transport.sweep_config import MESSAGE_NAMES, CrosscheckParams
 
 NO_MRP_MS = 3_600_000  # a transfer's timers: far beyond any transfer here, so no copy but the first is sent
 FILLER_BYTES = 8       # the three messages a transfer does not send (the scenario needs four sizes)
@@ -49,7 +49,7 @@ class Case:
                 "transport": self.transport, "topology": topology, "message": self.message}
 
 
-def cases(cross: CrosscheckParams, thread: ThreadParams, configs: Mapping[str, Sequence[int]],
+def cases(cross: CrosscheckParams, thread: TransportParams, configs: Mapping[str, Sequence[int]],
           compute: Mapping[str, tuple[float, float]]) -> list[Case]:
     """Every handshake and transfer scenario of the cross-check, in a fixed order."""
     names = {role: thread.figure_configs[role] for role in cross.roles}
@@ -85,13 +85,13 @@ def cases(cross: CrosscheckParams, thread: ThreadParams, configs: Mapping[str, S
     return out
 
 
-def transfer_model(thread: ThreadParams) -> ThreadParams:
+def transfer_model(thread: TransportParams) -> TransportParams:
     """The thread model of a transfer: MRP timers beyond the transfer (ns-3's transfer has no MRP either)."""
     return thread.model_copy(update={"mrp_device_interval_ms": NO_MRP_MS, "mrp_controller_interval_ms": NO_MRP_MS,
                                      "mrp_device_boost_ms": 0})
 
 
-def _pqlab_transfer(case: Case, thread: ThreadParams, runs: int) -> pd.DataFrame:
+def _pqlab_transfer(case: Case, thread: TransportParams, runs: int) -> pd.DataFrame:
     plan = build_plan(case.scenario, transfer_model(thread))
     units = plan.n_units[0]
     # every frame of the message crosses every hop once (loss-free)
@@ -108,7 +108,7 @@ def _pqlab_transfer(case: Case, thread: ThreadParams, runs: int) -> pd.DataFrame
                                        "frames", "psdu_bytes"])
 
 
-def run_pqlab(case: Case, thread: ThreadParams, runs: int) -> pd.DataFrame:
+def run_pqlab(case: Case, thread: TransportParams, runs: int) -> pd.DataFrame:
     """pqlab's results for one case: ``runs`` handshakes (the C core) or transfers (its event trace)."""
     if case.kind == "transfer":
         frame = _pqlab_transfer(case, thread, runs)
@@ -141,7 +141,7 @@ def ns3_jobs(all_cases: Sequence[Case], cross: CrosscheckParams) -> Iterator[Ns3
                 yield Ns3Job(case, topology, first, min(cross.chunk_runs, total - first))
 
 
-def run_ns3_job(program, job: Ns3Job, thread: ThreadParams, cross: CrosscheckParams,
+def run_ns3_job(program, job: Ns3Job, thread: TransportParams, cross: CrosscheckParams,
                 seed: int) -> tuple[pd.DataFrame, dict[str, str]]:
     """One invocation of the ns-3 program; its rows carry the case's key."""
     case = job.case
@@ -156,7 +156,7 @@ def run_ns3_job(program, job: Ns3Job, thread: ThreadParams, cross: CrosscheckPar
     return frame, out.used
 
 
-def run_ns3(jobs: Sequence[Ns3Job], thread: ThreadParams, cross: CrosscheckParams, seed: int, *, workers: int,
+def run_ns3(jobs: Sequence[Ns3Job], thread: TransportParams, cross: CrosscheckParams, seed: int, *, workers: int,
             on_done: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
     """Every job on ``workers`` concurrent program processes; rows in job order, and what ns-3 used."""
     program = ns3_program.locate()

@@ -18,7 +18,7 @@ from pqlab.amort import eq1
 from pqlab.errors import PqlabError
 from pqlab.figures import style
 from pqlab.framing import MAX_APP_MESSAGE_OCTETS
-from pqlab.thread.model import MESSAGES
+from pqlab.transport.model import MESSAGES
 from pqlab.whatif.amort import AmortAnswer
 from pqlab.whatif.case import CaseAnswer
 

@@ -29,14 +29,14 @@ from pqlab.params.schema import (
     ScalingParams,
     StudyParams,
 )
-from pqlab.thread.config import LossScenario, ThreadParams, ThreadSwitches
-from pqlab.thread.sweep_config import AssumptionsParams, SensitivityParams
+from pqlab.transport.config import LossScenario, TransportParams, TransportSwitches
+from pqlab.transport.sweep_config import AssumptionsParams, SensitivityParams
 
 __all__ = [
     "AmortBaseline", "AmortModelInputs", "AmortParams", "AmortisationParams", "AssumptionsParams",
     "AttackMatrixParams", "BackendChoice", "CaseSizesParams", "ControlCycleParams", "CostsParams",
     "CycleConfiguration", "DesignSpaceParams", "DeviceOriginParams", "ExtendedDesignSpaceParams", "FramingParams",
     "FullImageParams", "ImageTreeParams", "InputsParams", "LossScenario", "Name", "RecoveryParams",
-    "RecoverySizingParams", "ScalingParams", "SensitivityParams", "StudyParams", "ThreadParams", "ThreadSwitches",
+    "RecoverySizingParams", "ScalingParams", "SensitivityParams", "StudyParams", "TransportParams", "TransportSwitches",
     "dump_all", "load", "load_raw", "name_problem", "read_table", "read_yaml", "resolve",
 ]

@@ -14,13 +14,14 @@ from pqlab.case.config import AUTH_MODES, CACHE_MODES, TABLE1_NAMES
 from pqlab.config import name_problem, read_yaml
 from pqlab.errors import ParamsError
 from pqlab.params.schema import StudyParams
-from pqlab.thread.config import FIGURE_ROLES
+from pqlab.transport.config import FIGURE_ROLES
 from pqlab.validation import dotted, first_problem
 
 # Sections whose values may differ by profile (sample sizes); each holds its own ``profiles:`` block.
 # Values that several stages read live in ``inputs`` / ``framing`` and are copied where a model needs them.
 _SHARED = {"profile", "seed", "profiles", "execution_timeout_s", "inputs", "framing"}
-_INJECTED = {"thread": ("framing", "seed")}
+_INJECTED = {"transport": ("framing", "seed")}
+_RENAMED = {"thread": "transport"}  # old section name -> its name now: an old file's error names the new one
 
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -140,7 +141,7 @@ def _name_checks() -> dict[tuple[str, str], Callable[[Any], str | None]]:
         ("extended_design_space", "add_noc"): _one_of(signatures, "a CASE signature algorithm"),
         ("extended_design_space", "add_icac"): _one_of(signatures, "a CASE signature algorithm"),
         ("extended_design_space", "add_rcac"): _one_of(signatures, "a CASE signature algorithm"),
-        ("thread", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
+        ("transport", "configurations"): _one_of(TABLE1_NAMES, "a Table I configuration"),
     }
 
 
@@ -162,12 +163,12 @@ def _problems(settings: StudyParams) -> Iterator[tuple[tuple[Any, ...], str]]:
                     problem = f"{member!r} is listed twice (first at [{value.index(member)}])"
                 if problem:
                     yield (section, name, index) if isinstance(value, tuple) else (section, name), problem
-    thread = settings.thread
+    thread = settings.transport
     for role, name in thread.figure_configs.items():
         if role not in FIGURE_ROLES:
-            yield ("thread", "figure_configs", role), f"unknown role; roles: {', '.join(FIGURE_ROLES)}"
+            yield ("transport", "figure_configs", role), f"unknown role; roles: {', '.join(FIGURE_ROLES)}"
         elif name not in TABLE1_NAMES:
-            yield ("thread", "figure_configs", role), f"{name!r} is not a Table I configuration"
+            yield ("transport", "figure_configs", role), f"{name!r} is not a Table I configuration"
 
 
 def _located(loc: tuple[Any, ...], applied: dict[str, Any], chosen: str) -> str:
@@ -200,6 +201,10 @@ def resolve(data: dict[str, Any], profile: str | None = None, *, source: str = "
         if problem:
             raise ParamsError(problem, field=f"{source}: profiles[{index}]")
     names = tuple(names)
+    for old_name, new_name in _RENAMED.items():  # before pydantic's "Extra inputs are not permitted"
+        if old_name in data:
+            raise ParamsError(f"unknown section; it is now `{new_name}:` (rename `{old_name}:`)",
+                              field=f"{source}: {old_name}")
     chosen = profile if profile is not None else data.get("profile")
     if not isinstance(chosen, str):
         raise ParamsError(f"must be a profile name (got {chosen!r})", field=f"{source}: profile")

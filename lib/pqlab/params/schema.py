@@ -12,8 +12,8 @@ from pqlab.case.config import TABLE1_NAMES, DesignSpaceParams, ExtendedDesignSpa
 from pqlab.config import BackendChoice, Strict, powers_of_two, strictly_increasing
 from pqlab.framing import FramingParams
 from pqlab.params.measurement_sections import AmortisationParams, ControlCycleParams, CostsParams
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.sweep_config import AssumptionsParams, CrosscheckParams, SensitivityParams
+from pqlab.transport.config import TransportParams
+from pqlab.transport.sweep_config import AssumptionsParams, CrosscheckParams, SensitivityParams
 
 
 class InputsParams(Strict):
@@ -155,7 +155,7 @@ class StudyParams(Strict):
     # Kept out of model_dump(): every stage records model_dump() as its provenance, and a section added beside
     # the paper's must not change the paper stages' bytes; the extended stage records this section itself.
     extended_design_space: ExtendedDesignSpaceParams = Field(default_factory=ExtendedDesignSpaceParams, exclude=True)
-    thread: ThreadParams = Field(default_factory=ThreadParams)
+    transport: TransportParams = Field(default_factory=TransportParams)
     recovery: RecoveryParams = Field(default_factory=RecoveryParams)
     control_cycle: ControlCycleParams = Field(default_factory=ControlCycleParams)
     image_tree: ImageTreeParams = ImageTreeParams()
@@ -171,27 +171,27 @@ class StudyParams(Strict):
 
     @model_validator(mode="after")
     def _sweeps_name_known_scenarios_and_roles(self) -> StudyParams:
-        sens, thread = self.sensitivity, self.thread
+        sens, thread = self.sensitivity, self.transport
         scenarios, roles = set(thread.scenarios), set(thread.figure_configs)
         named = [("interference.base_scenario", sens.interference.base_scenario), ("timers.scenario",
                  sens.timers.scenario)] + [(f"segments.scenarios.{i}.loss", sc.loss)
                                           for i, sc in enumerate(sens.segments.scenarios)]
         for where, name in named:
             if name not in scenarios:
-                raise ValueError(f"sensitivity.{where}: {name!r} is not one of thread.scenarios {sorted(scenarios)}")
+                raise ValueError(f"sensitivity.{where}: {name!r} is not one of transport.scenarios {sorted(scenarios)}")
         for where, role in [("role", sens.role)] + [(f"segments.scenarios.{i}.role", sc.role)
                                                     for i, sc in enumerate(sens.segments.scenarios)]:
             if role not in roles:
-                raise ValueError(f"sensitivity.{where}: {role!r} is not a role of thread.figure_configs "
+                raise ValueError(f"sensitivity.{where}: {role!r} is not a role of transport.figure_configs "
                                  f"{sorted(roles)}")
         cross = self.transport_crosscheck
         for i, name in enumerate(cross.losses):
             if name not in scenarios:
-                raise ValueError(f"transport_crosscheck.losses.{i}: {name!r} is not one of thread.scenarios "
+                raise ValueError(f"transport_crosscheck.losses.{i}: {name!r} is not one of transport.scenarios "
                                  f"{sorted(scenarios)}")
         for i, role in enumerate(cross.roles):
             if role not in roles:
-                raise ValueError(f"transport_crosscheck.roles.{i}: {role!r} is not a role of thread.figure_configs "
+                raise ValueError(f"transport_crosscheck.roles.{i}: {role!r} is not a role of transport.figure_configs "
                                  f"{sorted(roles)}")
         return self
 

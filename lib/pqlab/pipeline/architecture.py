@@ -77,7 +77,7 @@ def _models(files: set[Path]) -> str:
     stage reaches through its parameters (the domain packages' configs)."""
     files = files - closure("pqlab.params")
     counts = {}
-    for package in ("amort", "case", "thread", "crypto"):
+    for package in ("amort", "case", "transport", "crypto"):
         reached = _in(files, package)
         if reached:
             counts[package] = len(reached)

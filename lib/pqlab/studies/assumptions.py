@@ -18,8 +18,8 @@ from pqlab.pipeline.outputs import OutputSet
 from pqlab.pipeline.result import StudyResult
 from pqlab.pipeline.typed_metrics import validated
 from pqlab.studies import measuring
-from pqlab.thread import assumptions
-from pqlab.thread.case_inputs import table1_inputs
+from pqlab.transport import assumptions
+from pqlab.transport.case_inputs import table1_inputs
 
 STAGE = "assumptions"
 RAW = registry.raw_spec(STAGE)
@@ -33,7 +33,7 @@ BOUND_METRICS = ("eq2_expected_total", "slack_s", "t_clean_ipv6_s", "t_clean_blo
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Per assumption set: counts and medians, the headline row; the slack bound; the figure and metrics."""
     paths.check_writable(paths.derived, paths.case_figs)
-    a, thread = settings.assumptions, settings.thread
+    a, thread = settings.assumptions, settings.transport
     frames, raw_metadata = raw_io.read(RAW, settings, paths)
     d3 = thread.figure_configs["drop_in"]
     configs, compute = table1_inputs(list(dict.fromkeys([*thread.configurations, d3])),

@@ -10,8 +10,8 @@ from pqlab import machine
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.pipeline import raw_provenance, registry
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import GridPoint, clean_parts, run_grid
+from pqlab.transport.config import TransportParams
+from pqlab.transport.grid import GridPoint, clean_parts, run_grid
 
 
 def parts_folder(paths: ProjectPaths, stage: str) -> Path:
@@ -19,8 +19,9 @@ def parts_folder(paths: ProjectPaths, stage: str) -> Path:
     return paths.raw / f".{stage}.parts"
 
 
-def simulate(stage: str, settings: StudyParams, paths: ProjectPaths, points: Sequence[GridPoint], thread: ThreadParams,
-             runs: int, *, workers: int | None, scheduler: str | None, progress: bool) -> list[Path]:
+def simulate(stage: str, settings: StudyParams, paths: ProjectPaths, points: Sequence[GridPoint],
+             thread: TransportParams, runs: int, *, workers: int | None, scheduler: str | None,
+             progress: bool) -> list[Path]:
     """Run every point ``runs`` times (process pool or Dask) and write the one raw file of ``stage``."""
     raw = registry.raw_spec(stage)
     paths.check_writable(paths.raw)

@@ -8,14 +8,14 @@ from pathlib import Path
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import grid_samples
-from pqlab.thread import assumptions
-from pqlab.thread.case_inputs import table1_inputs
+from pqlab.transport import assumptions
+from pqlab.transport.case_inputs import table1_inputs
 
 
 def measure(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = None, scheduler: str | None = None,
             progress: bool = True) -> list[Path]:
     """Simulate every assumption set's runs and write them with their provenance."""
-    a, thread = settings.assumptions, settings.thread
+    a, thread = settings.assumptions, settings.transport
     d3 = thread.figure_configs["drop_in"]
     configs, compute = table1_inputs(list(dict.fromkeys([*thread.configurations, d3])),
                                      paths.input(settings.inputs.cycles_file))

@@ -8,14 +8,14 @@ from pathlib import Path
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.studies import grid_samples
-from pqlab.thread import sweeps
-from pqlab.thread.case_inputs import table1_inputs
+from pqlab.transport import sweeps
+from pqlab.transport.case_inputs import table1_inputs
 
 
 def measure(settings: StudyParams, paths: ProjectPaths, *, workers: int | None = None, scheduler: str | None = None,
             progress: bool = True) -> list[Path]:
     """Simulate every cell's runs and write them with their provenance."""
-    sens, thread = settings.sensitivity, settings.thread
+    sens, thread = settings.sensitivity, settings.transport
     names = sorted({thread.figure_configs[role] for role in {sens.role, *(sc.role for sc in sens.segments.scenarios)}})
     configs, compute = table1_inputs(names, paths.input(settings.inputs.cycles_file))
     points, _ = sweeps.sweep_points(sens, thread, configs, compute, sens.runs)

@@ -1,6 +1,6 @@
 """Stage ``measure_transport`` (PQ-CASE §IV-C, §VI): simulate the Thread grid under the paper's model and the
 source_accurate variant (resumable), and the drop-in scenarios under the other channel rule; writes only the four
-data/raw/thread_*.parquet files, with the configurations simulated in their metadata."""
+data/raw/transport_*.parquet files, with the configurations simulated in their metadata."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from pqlab.cache import PartStore
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.pipeline import raw_provenance, registry
-from pqlab.thread.case_inputs import table1_inputs
-from pqlab.thread.grid import VARIANTS, channel_rule_points, grid_points, run_grid, simulate_points, variant_params
+from pqlab.transport.case_inputs import table1_inputs
+from pqlab.transport.grid import VARIANTS, channel_rule_points, grid_points, run_grid, simulate_points, variant_params
 
 RAW = registry.raw_spec("transport")
 
@@ -33,11 +33,11 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, configs: Mapping[str,
     """Simulate both variants' grids and their channel-rule reruns; write them as one set.
 
     ``configs`` (name -> four message sizes) and ``device_compute_ms`` default to the Table I configurations
-    named in ``thread.configurations``, with sizes from the CASE size model and device computation from
+    named in ``transport.configurations``, with sizes from the CASE size model and device computation from
     ``inputs.cycles_file``.
     """
     paths.check_writable(paths.raw)
-    params = settings.thread
+    params = settings.transport
     if configs is None:
         configs, device_compute_ms = table1_inputs(params.configurations, paths.input(settings.inputs.cycles_file))
     load_before = raw_provenance.load_average()
@@ -49,12 +49,12 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, configs: Mapping[str,
             suffix = "" if variant == "paper" else f"_{variant}"
             vp = variant_params(params, variant)
             start = time.perf_counter()
-            frames[f"thread_grid{suffix}.parquet"] = run_grid(grid_points(configs, vp, device_compute_ms), vp,
+            frames[f"transport_grid{suffix}.parquet"] = run_grid(grid_points(configs, vp, device_compute_ms), vp,
                                                               stores[variant], workers=workers, scheduler=scheduler,
                                                               progress=progress)
             seconds[variant] = round(time.perf_counter() - start, 3)
             rerun = channel_rule_points(configs, vp, device_compute_ms)
-            frames[f"thread_channel_rule{suffix}.parquet"] = (simulate_points(rerun[1], rerun[0], rerun[0].runs)
+            frames[f"transport_channel_rule{suffix}.parquet"] = (simulate_points(rerun[1], rerun[0], rerun[0].runs)
                                                               if rerun else pd.DataFrame())
         metadata = machine.run_metadata() | {
             "configs": {name: list(sizes) for name, sizes in configs.items()}, "grid_seconds": seconds,

@@ -1,6 +1,6 @@
 """Stage ``measure_transport_crosscheck``: run every cross-check scenario in pqlab's Thread simulator and in the ns-3
-scenario program; writes only data/raw/crosscheck_runs.parquet (one row per run and simulator) and
-crosscheck_ns3_used.parquet (what ns-3 reported it used: symbol time, ACK wait, IFS, ...)."""
+scenario program; writes only data/raw/transport_crosscheck_runs.parquet (one row per run and simulator) and
+transport_crosscheck_ns3_used.parquet (what ns-3 reported it used: symbol time, ACK wait, IFS, ...)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pqlab.crosscheck import ns3_program, scenarios
 from pqlab.params import StudyParams
 from pqlab.paths import ProjectPaths
 from pqlab.pipeline import raw_provenance, registry
-from pqlab.thread.case_inputs import table1_inputs
+from pqlab.transport.case_inputs import table1_inputs
 
 STAGE = "transport_crosscheck"
 
@@ -25,7 +25,7 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, workers: int | None =
     """Run both simulators on every scenario and write the raw files with their provenance."""
     raw = registry.raw_spec(STAGE)
     paths.check_writable(paths.raw)
-    cross, thread = settings.transport_crosscheck, settings.thread
+    cross, thread = settings.transport_crosscheck, settings.transport
     program = ns3_program.locate()  # fails here, naming what to install, before any work
     names = list(dict.fromkeys(thread.figure_configs[role] for role in cross.roles))
     configs, compute = table1_inputs(names, paths.input(settings.inputs.cycles_file))
@@ -41,5 +41,5 @@ def measure(settings: StudyParams, paths: ProjectPaths, *, workers: int | None =
     used_frame = pd.DataFrame([*sorted(used.items()), ("ns3_version", ns3_program.version())],
                               columns=["key", "value"])
     metadata = machine.run_metadata() | {"ns3_version": ns3_program.version()}
-    return raw_provenance.write(raw, settings, paths, {"crosscheck_runs.parquet": runs,
-                                                   "crosscheck_ns3_used.parquet": used_frame}, metadata, load_before)
+    files = {"transport_crosscheck_runs.parquet": runs, "transport_crosscheck_ns3_used.parquet": used_frame}
+    return raw_provenance.write(raw, settings, paths, files, metadata, load_before)

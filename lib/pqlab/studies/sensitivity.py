@@ -15,8 +15,8 @@ from pqlab.pipeline.outputs import OutputSet
 from pqlab.pipeline.result import StudyResult
 from pqlab.pipeline.typed_metrics import validated
 from pqlab.studies import measuring
-from pqlab.thread import sweeps
-from pqlab.thread.case_inputs import table1_inputs
+from pqlab.transport import sweeps
+from pqlab.transport.case_inputs import table1_inputs
 
 STAGE = "sensitivity"
 RAW = registry.raw_spec(STAGE)
@@ -25,7 +25,7 @@ RAW = registry.raw_spec(STAGE)
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Per-cell statistics, the Fig. 4 and Fig. 5 tables and figures, and the metrics from the simulated runs."""
     paths.check_writable(paths.derived, paths.case_figs, paths.plots)
-    sens, thread = settings.sensitivity, settings.thread
+    sens, thread = settings.sensitivity, settings.transport
     frames, raw_metadata = raw_io.read(RAW, settings, paths)
     table = frames["sensitivity_runs.parquet"]
     names = sorted({thread.figure_configs[role] for role in {sens.role, *(sc.role for sc in sens.segments.scenarios)}})

@@ -1,8 +1,8 @@
 """Stage ``transport_crosscheck`` (beyond the papers): pqlab's Thread transport beside ns-3 (lr-wpan + sixlowpan).
 
-Reads data/raw/crosscheck_runs.parquet (both simulators, every scenario) and writes per scenario the medians and
-p90 with intervals, failure rates, frames and retransmissions, the pqlab / ns-3 ratio with its interval and the
-two-sample tests; the loss-free single-message transfer table with its per-frame decomposition; the parameters
+Reads data/raw/transport_crosscheck_runs.parquet (both simulators, every scenario) and writes per scenario the
+medians and p90 with intervals, failure rates, frames and retransmissions, the pqlab / ns-3 ratio with its interval
+and the two-sample tests; the loss-free single-message transfer table with its per-frame decomposition; the parameters
 ns-3 used beside pqlab's; the figure; and the metrics the report's "crosscheck" rows judge
 (docs/thread-simulator.md, "Cross-check against ns-3")."""
 
@@ -141,8 +141,8 @@ def transfer_markdown(transfers: pd.DataFrame) -> pd.DataFrame:
 
 
 def parameters(settings: StudyParams, used: dict[str, str]) -> pd.DataFrame:
-    """pqlab's `thread:` value beside what ns-3 reported it used, per MAC/PHY quantity."""
-    t = settings.thread
+    """pqlab's `transport:` value beside what ns-3 reported it used, per MAC/PHY quantity."""
+    t = settings.transport
     pairs = [("byte time µs", t.byte_time_us, "byte_us"), ("turnaround µs", t.turnaround_us, "turnaround_us"),
              ("CCA µs", t.cca_us, "cca_us"), ("backoff unit µs", t.backoff_unit_us, "unit_backoff_us"),
              ("ACK wait µs", t.ack_wait_us, "ack_wait_us"), ("PHY header bytes", t.phy_header_bytes, "shr_bytes"),
@@ -157,11 +157,11 @@ def parameters(settings: StudyParams, used: dict[str, str]) -> pd.DataFrame:
 def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True) -> StudyResult:
     """Both simulators per scenario, the ratios and tests, the transfer table, the figure and the metrics."""
     paths.check_writable(paths.derived, paths.case_figs)
-    cross, thread = settings.transport_crosscheck, settings.thread
+    cross, thread = settings.transport_crosscheck, settings.transport
     frames, raw_metadata = raw_io.read(RAW, settings, paths)
-    runs = frames["crosscheck_runs.parquet"]
-    used = dict(zip(frames["crosscheck_ns3_used.parquet"]["key"], frames["crosscheck_ns3_used.parquet"]["value"],
-                    strict=True))
+    runs = frames["transport_crosscheck_runs.parquet"]
+    used_frame = frames["transport_crosscheck_ns3_used.parquet"]
+    used = dict(zip(used_frame["key"], used_frame["value"], strict=True))
     compared = analysis.compare_scenarios(runs, thread.bootstrap_resamples, thread.confidence, settings.seed)
     lifs_us = float(used.get("lifs_us", "nan"))
     transfers = analysis.transfer_table(compared, runs, thread, lifs_us)
@@ -185,7 +185,7 @@ def analyse(settings: StudyParams, paths: ProjectPaths, *, progress: bool = True
         out.table(transfers, paths.case_figs / "crosscheck_transfers", markdown=transfer_markdown(transfers))
         out.table(params_table, paths.case_figs / "crosscheck_parameters")
         out.figure(figure, paths.case_figs / "fig_transport_crosscheck")
-        out.metrics(paths.derived / "crosscheck_metrics.json",
+        out.metrics(paths.derived / "transport_crosscheck_metrics.json",
                     validated(CrosscheckMetrics, thread_analysis.jsonable(metrics)),
                     label="loss-free within ±10 %", key="claims.transfers_within", unit="rows")
     plt.close(figure)

@@ -5,7 +5,7 @@ encoder's bytes (``pqlab.case``), checked against Matter's 1178-byte limit; the 
 link come from the Thread model's framing plan; the responder's post-quantum milliseconds come from pqm4's cycle
 counts (``pqlab.case.pqm4``: fastest, portable or a named implementation, or cycles typed in) at the device's
 clock, and an operation pqm4 has no number for is reported as such, never guessed; the handshake-time
-distribution comes from the C Thread simulator (``pqlab.thread.core``) over a stated number of runs, seeded from
+distribution comes from the C Thread simulator (``pqlab.transport.core``) over a stated number of runs, seeded from
 the project's ``seed`` and the scenario, so the same deployment always gives the same answer.
 """
 
@@ -26,9 +26,9 @@ from pqlab.case.configurations import MAX_APP_MESSAGE_OCTETS, case_message_sizes
 from pqlab.case.device_compute import CycleTable, responder_operations
 from pqlab.params import StudyParams
 from pqlab.stats import level, median_ci
-from pqlab.thread import core
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.model import MESSAGES, Scenario, build_plan
+from pqlab.transport import core
+from pqlab.transport.config import TransportParams
+from pqlab.transport.model import MESSAGES, Scenario, build_plan
 from pqlab.whatif.deployment import CASE_FIELDS, CaseDeployment, case_deployments, field_values
 
 DATAGRAM = "datagram"  # every message fits: one datagram each, whatever transport is configured
@@ -39,7 +39,7 @@ CUSTOM_CHANNEL = "custom"  # the loss-scenario name of Gilbert–Elliott paramet
 class CaseContext:
     """What every deployment is evaluated against: the project's Thread model, seed and pqm4 table."""
 
-    thread: ThreadParams
+    transport: TransportParams
     pqm4: pqm4.Pqm4Table
     limit: int = MAX_APP_MESSAGE_OCTETS
     seed: int = 0
@@ -48,11 +48,11 @@ class CaseContext:
     def load(cls, settings: StudyParams, params_dir: str | Path) -> CaseContext:
         """From validated params and the folder holding ``pqm4_implementations.yaml``."""
         table = pqm4.load_implementations(Path(params_dir) / pqm4.IMPLEMENTATIONS_FILE)
-        return cls(settings.thread, table, settings.framing.max_app_payload, settings.seed)
+        return cls(settings.transport, table, settings.framing.max_app_payload, settings.seed)
 
     @property
     def scenarios(self) -> tuple[str, ...]:
-        return tuple(self.thread.scenarios)
+        return tuple(self.transport.scenarios)
 
     @property
     def implementations(self) -> tuple[str, ...]:
@@ -70,7 +70,7 @@ class TransportRun:
     median_s: float | None
     median_lo_s: float | None
     median_hi_s: float | None
-    confidence: float          # of the median's interval (``thread.confidence``)
+    confidence: float          # of the median's interval (``transport.confidence``)
     p95_s: float | None
     failed_in: dict[str, int]  # message that exhausted MRP -> failed runs
     times_s: np.ndarray = field(repr=False, compare=False)
@@ -183,20 +183,20 @@ def device_work(deployment: CaseDeployment, context: CaseContext) -> DeviceWork:
                       phases["after Sigma3"])
 
 
-def _thread_for(deployment: CaseDeployment, context: CaseContext) -> tuple[ThreadParams, str]:
+def _thread_for(deployment: CaseDeployment, context: CaseContext) -> tuple[TransportParams, str]:
     """The project's Thread model with this mesh's poll interval and, when given, its own channel."""
     mesh = deployment.mesh
     update: dict[str, Any] = {"poll_interval_ms": mesh.poll_interval_ms}
     loss = mesh.interference
     if mesh.gilbert_elliott is not None:
-        update["scenarios"] = {**context.thread.scenarios, CUSTOM_CHANNEL: mesh.gilbert_elliott}
+        update["scenarios"] = {**context.transport.scenarios, CUSTOM_CHANNEL: mesh.gilbert_elliott}
         loss = CUSTOM_CHANNEL
-    return context.thread.model_copy(update=update), loss
+    return context.transport.model_copy(update=update), loss
 
 
-def _summary(transport: str, results: np.ndarray, thread: ThreadParams, seed: int) -> TransportRun:
-    """The handshakes of one transport: the median with its interval (``thread.bootstrap_resamples``,
-    ``thread.confidence``), p95, failures."""
+def _summary(transport: str, results: np.ndarray, thread: TransportParams, seed: int) -> TransportRun:
+    """The handshakes of one transport: the median with its interval (``transport.bootstrap_resamples``,
+    ``transport.confidence``), p95, failures."""
     ok = results[:, 0].astype(bool)
     times = results[ok, 1] / 1e6
     failed = Counter(MESSAGES[int(m)] for m in results[~ok, 2] if 0 <= int(m) < len(MESSAGES))

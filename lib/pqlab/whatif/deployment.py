@@ -24,7 +24,7 @@ from pqlab.case.configurations import TABLE1, CaseConfig, CaseConfigError
 from pqlab.config import BackendChoice, Strict, name_problem, read_yaml
 from pqlab.crypto import names as crypto_names
 from pqlab.errors import ParamsError
-from pqlab.thread.config import MAX_HOPS, LossScenario
+from pqlab.transport.config import MAX_HOPS, LossScenario
 from pqlab.validation import dotted, first_problem
 
 TRANSPORTS = ("ipv6", "pull", "block", "best")
@@ -125,7 +125,7 @@ class MeshSpec(Strict):
     """The Thread mesh: hops, interference (a named scenario or Gilbert–Elliott parameters), sleepy or not."""
 
     hops: int = Field(default=1, ge=1, le=MAX_HOPS)
-    interference: str = Field(default="none", min_length=1)  # a thread.scenarios name of params.yaml
+    interference: str = Field(default="none", min_length=1)  # a transport.scenarios name of params.yaml
     gilbert_elliott: LossScenario | None = None  # given: this channel instead of the named scenario
     sleepy: bool = False
     poll_interval_ms: int = Field(default=200, ge=1, le=3_600_000)  # a sleepy device's data-poll interval
@@ -135,7 +135,7 @@ class MeshSpec(Strict):
     def _scenario_known(cls, value: str, info: ValidationInfo) -> str:
         scenarios = (info.context or {}).get("scenarios")
         return value if scenarios is None else _known(value, tuple(scenarios), "an interference scenario of "
-                                                      "thread.scenarios (or give --gilbert-elliott)")
+                                                      "transport.scenarios (or give --gilbert-elliott)")
 
 
 def _printable_name(value: str) -> str:

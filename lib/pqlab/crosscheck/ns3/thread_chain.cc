@@ -2,12 +2,12 @@
 // IEEE 802.15.4 (lr-wpan) hops with 6LoWPAN and IPv6 route-over forwarding, Matter MRP in the application.
 //
 // Reads one scenario file written by pqlab.crosscheck.scenario_file (every number comes from pqlab's resolved
-// `thread:` params and the CASE size model; nothing is typed here) and prints one result line per run.
+// `transport:` params and the CASE size model; nothing is typed here) and prints one result line per run.
 //   thread_chain SCENARIO_FILE
 // Scenario file: one "key value..." per line. Output: "# key value" header lines (what ns-3 actually used),
 // then per run "run <fields>" (see kResultFields).
 //
-// The application layer follows pqlab.thread.reference (the same reading of Matter MRP, PQ-CASE Eq. 1, block
+// The application layer follows pqlab.transport.reference (the same reading of Matter MRP, PQ-CASE Eq. 1, block
 // transfer and pull segmentation); everything below it is ns-3's own: lr-wpan's unslotted CSMA-CA, ACKs, frame
 // retries and interframe spacing, sixlowpan's IPHC and fragmentation, IPv6 fragmentation and forwarding, and a
 // spectrum channel on which only neighbours are in range (topology "chain") or every node hears every other

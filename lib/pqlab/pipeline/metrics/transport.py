@@ -1,4 +1,4 @@
-"""The typed shape of ``thread_metrics.json`` (the transport stage's metrics; validated by the study before writing,
+"""The typed shape of ``transport_metrics.json`` (the transport stage's metrics; validated by the study before writing,
 by the report before reading)."""
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ class ModelParameters(MetricsNode):
 
 
 class TransportMetrics(IntervalMetrics):
-    """``thread_metrics.json``: the paper's model and the source_accurate variant, and the model parameters."""
+    """``transport_metrics.json``: the paper's model and the source_accurate variant, and the model parameters."""
 
     model: ModelParameters
     paper: Variant

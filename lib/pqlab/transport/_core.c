@@ -1,6 +1,6 @@
 /* CPython binding of the Thread/MRP simulator core (sim_core.h): argument conversion, the GIL, signals, and
  * the mapping of sim_status codes to Python (CoreError(code, name, message), turned into
- * pqlab.thread.core.SimulationError by the Python API). The simulation itself lives in sim_core.c.
+ * pqlab.transport.core.SimulationError by the Python API). The simulation itself lives in sim_core.c.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -174,7 +174,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_core", "Thread/MRP 
 PyMODINIT_FUNC PyInit__core(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    CoreError = PyErr_NewException("pqlab.thread._core.CoreError", NULL, NULL);
+    CoreError = PyErr_NewException("pqlab.transport._core.CoreError", NULL, NULL);
     if (!CoreError || PyModule_AddObject(m, "CoreError", CoreError) < 0) { Py_XDECREF(CoreError); Py_DECREF(m); return NULL; }
     return m;
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from pqlab.errors import SimulationError
-from pqlab.thread.model import BLOCK, FLOAT_FIELDS, INT_FIELDS, MAX_SEGMENTS, SINGLE, Plan
+from pqlab.transport.model import BLOCK, FLOAT_FIELDS, INT_FIELDS, MAX_SEGMENTS, SINGLE, Plan
 
 INT64 = 1 << 63
 C_INT_MAX = 2**31 - 1            # the binding holds plan indices and sizes in C ints (INT_MIN excluded)

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field
 
 from pqlab.errors import PqlabError
 from pqlab.framing import frame_psdus, split
-from pqlab.thread.config import TRANSPORTS, ThreadParams
-from pqlab.thread.prng import scenario_hash
+from pqlab.transport.config import TRANSPORTS, TransportParams
+from pqlab.transport.prng import scenario_hash
 
 MESSAGES = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")
 # How a message travels: one datagram, IPv6 fragments, pull segments, or a block transfer.
@@ -81,7 +81,7 @@ def _ms(value: float) -> int:
     return round(value * 1000)
 
 
-def build_plan(scenario: Scenario, params: ThreadParams) -> Plan:
+def build_plan(scenario: Scenario, params: TransportParams) -> Plan:
     """Turn a scenario into the simulator's flat inputs; raises ScenarioError for unusable input."""
     if len(scenario.sizes) != 4 or any(not isinstance(s, int) or s < 1 for s in scenario.sizes):
         raise ScenarioError(f"sizes: four positive byte counts expected, got {scenario.sizes!r}")
@@ -171,7 +171,7 @@ def build_plan(scenario: Scenario, params: ThreadParams) -> Plan:
     return plan
 
 
-def handshake_frames(sizes: tuple[int, int, int, int], params: ThreadParams, *, hops: int = 1,
+def handshake_frames(sizes: tuple[int, int, int, int], params: TransportParams, *, hops: int = 1,
                      transport: str = "ipv6") -> int:
     """802.15.4 data frames one loss-free handshake puts on one link (no ACKs, no retransmissions).
 

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.model import BLOCK, MESSAGES, Scenario, build_plan
-from pqlab.thread.reference import DOWN, UP, Handshake
+from pqlab.transport.config import TransportParams
+from pqlab.transport.model import BLOCK, MESSAGES, Scenario, build_plan
+from pqlab.transport.reference import DOWN, UP, Handshake
 
 _GRID = 4096  # points per convolution grid (expected counts are exact to about 1e-3)
 
@@ -50,7 +50,7 @@ class LossFree:
     compute_s: tuple[float, float, float]              # before Sigma2 (device), Sigma3 (controller), status report
 
 
-def loss_free(sizes: Sequence[int], device_compute_ms: tuple[float, float], params: ThreadParams, hops: int,
+def loss_free(sizes: Sequence[int], device_compute_ms: tuple[float, float], params: TransportParams, hops: int,
               transport: str) -> LossFree:
     """The estimator's times for every message of ``sizes`` (always-on device) at ``hops``."""
     loss = params.figure_scenarios["quiet"]
@@ -71,7 +71,7 @@ def loss_free(sizes: Sequence[int], device_compute_ms: tuple[float, float], para
     return LossFree(hops, transport, tuple(whole), tuple(first), tuple(bitmap), ack, compute)
 
 
-def timers(params: ThreadParams, sender_is_device: bool) -> list[tuple[float, float]]:
+def timers(params: TransportParams, sender_is_device: bool) -> list[tuple[float, float]]:
     """Eq. 1 per transmission j = 0 .. mrp_transmissions-1: (fixed part, jitter span) in seconds, so that
     T_j = fixed + span * U. The device's timers use the controller's interval plus the device's boost."""
     interval = (params.mrp_controller_interval_ms if sender_is_device else params.mrp_device_interval_ms) / 1e3
@@ -105,13 +105,13 @@ def _prob_sum_below(timer: list[tuple[float, float]], count: int, a: float) -> f
     return float(cdf[min(len(cdf) - 1, int(x / step))])
 
 
-def deadline(params: ThreadParams, sender_is_device: bool, count: int) -> float:
+def deadline(params: TransportParams, sender_is_device: bool, count: int) -> float:
     """The latest time (jitter at its maximum) of the (count+1)-th cumulative timer expiry."""
     timer = timers(params, sender_is_device)[:count + 1]
     return sum(fixed + span for fixed, span in timer)
 
 
-def ack_arrivals(lf: LossFree, params: ThreadParams) -> tuple[float, float, float, float]:
+def ack_arrivals(lf: LossFree, params: TransportParams) -> tuple[float, float, float, float]:
     """Loss-free acknowledgement time of each message after its hand-off (piggyback on the reply's first unit,
     the whole reply for IPv6 fragmentation; the status report's standalone ACK after ``standalone_ack_ms``)."""
     reply = lf.message_s if lf.transport == "ipv6" else lf.first_unit_s
@@ -124,7 +124,7 @@ def ack_arrivals(lf: LossFree, params: ThreadParams) -> tuple[float, float, floa
     return tuple(out)
 
 
-def eq2_counts(lf: LossFree, params: ThreadParams, tail: float = 0.05) -> dict:
+def eq2_counts(lf: LossFree, params: TransportParams, tail: float = 0.05) -> dict:
     """Per message: the expected number of timers that expire before its loss-free ACK (Eq. 2, no queueing) and
     the count k that all but ``tail`` of runs stay within (P(count > k) <= tail); their totals over Sigma1-3.
     Meaningful for IPv6 fragmentation (every message one MRP message)."""
@@ -145,7 +145,7 @@ def clean_time(lf: LossFree) -> float:
     return sum(lf.message_s) + sum(lf.compute_s) + (sum(lf.bitmap_s[:3]) if lf.transport == "block" else 0.0)
 
 
-def slack_bound(ipv6: LossFree, block: LossFree, params: ThreadParams, tail: float = 0.05) -> dict:
+def slack_bound(ipv6: LossFree, block: LossFree, params: TransportParams, tail: float = 0.05) -> dict:
     """How much delay the duplicates may add while every message keeps its Eq. 2 count (the count all but
     ``tail`` of runs stay within), T_max, and the largest IPv6/block ratio that allows,
     ``ratio_ceiling`` = T_max / T_block. The ACK semantics follow ``switches.piggyback_ack_on_arrival``.

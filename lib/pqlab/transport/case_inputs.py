@@ -37,7 +37,7 @@ def table1_inputs(
         except CaseConfigError as exc:
             known = ", ".join(c.name for c in TABLE1)
             raise ParamsError(f"no Table I configuration {name!r}; known: {known}",
-                              field="thread.configurations") from exc
+                              field="transport.configurations") from exc
         sizes = case_message_sizes(config)
         configs[name] = tuple(sizes[key] for key in SIZE_KEYS)
         phases = device_pq_ms_by_phase(config, table)

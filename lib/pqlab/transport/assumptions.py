@@ -15,18 +15,18 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from pqlab.thread.config import ThreadParams
-from pqlab.thread.grid import GridPoint, fitting_configs
-from pqlab.thread.model import Scenario
-from pqlab.thread.sweep_config import AssumptionsParams
+from pqlab.transport.config import TransportParams
+from pqlab.transport.grid import GridPoint, fitting_configs
+from pqlab.transport.model import Scenario
+from pqlab.transport.sweep_config import AssumptionsParams
 
 FIELDS = ("channel_priority", "ack_frame_loss", "indirect_retry_spacing", "block_timer_start")
 
 
-def assumption_sets(settings: AssumptionsParams, thread: ThreadParams) -> dict[str, ThreadParams]:
+def assumption_sets(settings: AssumptionsParams, thread: TransportParams) -> dict[str, TransportParams]:
     """Set id -> thread model: every channel rule x ACK-loss choice, then each further retry spacing and block
     timer start on the configured model (a set identical to an earlier one is skipped)."""
-    sets: dict[str, ThreadParams] = {}
+    sets: dict[str, TransportParams] = {}
 
     def add(key: str, **update) -> None:
         model = thread.model_copy(update=update)
@@ -43,19 +43,19 @@ def assumption_sets(settings: AssumptionsParams, thread: ThreadParams) -> dict[s
     return sets
 
 
-def describe(model: ThreadParams) -> dict[str, str]:
+def describe(model: TransportParams) -> dict[str, str]:
     """The four assumption fields of a model, for the table."""
     return {field: str(getattr(model, field)) for field in FIELDS}
 
 
-def oversized(configs: Mapping[str, Sequence[int]], thread: ThreadParams) -> list[str]:
+def oversized(configs: Mapping[str, Sequence[int]], thread: TransportParams) -> list[str]:
     """Configurations with a message above the Matter limit (the ones a transport is chosen for)."""
     fitting = fitting_configs(configs, thread)
     return [name for name in configs if name not in fitting]
 
 
 def assumption_points(
-    settings: AssumptionsParams, sets: Mapping[str, ThreadParams], thread: ThreadParams,
+    settings: AssumptionsParams, sets: Mapping[str, TransportParams], thread: TransportParams,
     configs: Mapping[str, Sequence[int]], device_compute_ms: Mapping[str, tuple[float, float]], runs: int,
 ) -> tuple[list[GridPoint], pd.DataFrame]:
     """Every set's grid points and a table mapping each point_id to its set."""
@@ -64,7 +64,7 @@ def assumption_points(
     points: list[GridPoint] = []
     rows: list[dict] = []
 
-    def add(key: str, model: ThreadParams, name: str, hops: int, loss: str, sleepy: bool, transport: str) -> None:
+    def add(key: str, model: TransportParams, name: str, hops: int, loss: str, sleepy: bool, transport: str) -> None:
         scenario = Scenario(tuple(int(s) for s in configs[name]), hops, loss, sleepy, transport,
                             tuple(device_compute_ms.get(name, (0.0, 0.0))))
         point = GridPoint(name, transport, scenario, model)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from pqlab.errors import SimulationError
-from pqlab.thread import _core
-from pqlab.thread.model import FLOAT_FIELDS, INT_FIELDS, Plan
+from pqlab.transport import _core
+from pqlab.transport.model import FLOAT_FIELDS, INT_FIELDS, Plan
 
 ERROR_NAMES: tuple[str, ...] = _core.error_names()  # sim_status values of sim_core.h, by value
 

@@ -2,7 +2,7 @@
  *
  * Plain C, no Python: the CPython binding (_core.c) fills a SimPlan from model.build_plan, calls
  * sim_validate once, then sim_run per run index. Every failure is a sim_status code; sim_strerror
- * names it, and the binding maps it to pqlab.thread.core.SimulationError with the same name.
+ * names it, and the binding maps it to pqlab.transport.core.SimulationError with the same name.
  */
 #ifndef PQLAB_SIM_CORE_H
 #define PQLAB_SIM_CORE_H

@@ -42,9 +42,9 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from pqlab.errors import SimulationError
-from pqlab.thread.model import BLOCK, IPV6, PULL, SINGLE, Plan
-from pqlab.thread.plan_check import TIME_LIMIT, validate
-from pqlab.thread.prng import Xoshiro256
+from pqlab.transport.model import BLOCK, IPV6, PULL, SINGLE, Plan
+from pqlab.transport.plan_check import TIME_LIMIT, validate
+from pqlab.transport.prng import Xoshiro256
 
 DOWN, UP = 0, 1                      # controller -> device, device -> controller
 CONTROLLER, DEVICE = 0, 1

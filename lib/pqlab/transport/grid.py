@@ -28,9 +28,9 @@ from pqlab import framing
 from pqlab.cache import PartStore
 from pqlab.child_processes import die_with_parent
 from pqlab.errors import SchedulerError
-from pqlab.thread import core, model
-from pqlab.thread.config import ThreadParams, ThreadSwitches
-from pqlab.thread.model import TRANSPORTS, Scenario, build_plan
+from pqlab.transport import core, model
+from pqlab.transport.config import TransportParams, TransportSwitches
+from pqlab.transport.model import TRANSPORTS, Scenario, build_plan
 
 SCHEDULER_ENV = "PQLAB_DASK_SCHEDULER"
 CONNECT_TIMEOUT_ENV = "PQLAB_DASK_CONNECT_TIMEOUT"  # seconds to wait for the scheduler (default 5)
@@ -58,12 +58,12 @@ class GridPoint:
     config: str
     transport: str
     scenario: Scenario
-    params: ThreadParams | None = field(default=None, compare=False)
+    params: TransportParams | None = field(default=None, compare=False)
 
-    def model(self, params: ThreadParams) -> ThreadParams:
+    def model(self, params: TransportParams) -> TransportParams:
         return self.params if self.params is not None else params
 
-    def point_id(self, params: ThreadParams, runs: int) -> str:
+    def point_id(self, params: TransportParams, runs: int) -> str:
         model = self.model(params)
         blob = json.dumps([code_fingerprint(), self.config, self.transport, self.scenario.key(), runs,
                            model.model_dump(mode="json", exclude={"runs", "bootstrap_resamples", "confidence"})],
@@ -71,14 +71,14 @@ class GridPoint:
         return hashlib.blake2b(blob.encode(), digest_size=10).hexdigest()
 
 
-def fitting_configs(configs: Mapping[str, Sequence[int]], params: ThreadParams) -> set[str]:
+def fitting_configs(configs: Mapping[str, Sequence[int]], params: TransportParams) -> set[str]:
     """The configurations whose four messages all fit one Matter message (one datagram each, no transport)."""
     return {name for name, sizes in configs.items() if all(framing.fits(int(s), params.framing) for s in sizes)}
 
 
 def grid_points(
     configs: Mapping[str, Sequence[int]],
-    params: ThreadParams,
+    params: TransportParams,
     device_compute_ms: Mapping[str, tuple[float, float]] | None = None,
 ) -> list[GridPoint]:
     """All scenarios for ``configs`` (name -> four message sizes in bytes, from the CASE size model).
@@ -107,16 +107,16 @@ def grid_points(
     return points
 
 
-def variant_params(params: ThreadParams, variant: str) -> ThreadParams:
+def variant_params(params: TransportParams, variant: str) -> TransportParams:
     """The thread model of one of :data:`VARIANTS`: as configured, or with every source_accurate switch on."""
     if variant == "paper":
         return params
-    return params.model_copy(update={"switches": ThreadSwitches.source_accurate()})
+    return params.model_copy(update={"switches": TransportSwitches.source_accurate()})
 
 
-def channel_rule_points(configs: Mapping[str, Sequence[int]], params: ThreadParams,
+def channel_rule_points(configs: Mapping[str, Sequence[int]], params: TransportParams,
                         device_compute_ms: Mapping[str, tuple[float, float]] | None,
-                        ) -> tuple[ThreadParams, list[GridPoint]] | None:
+                        ) -> tuple[TransportParams, list[GridPoint]] | None:
     """The drop-in configuration's always-on IPv6 and block scenarios at the ratio hops under the other
     channel-arbitration rule (the rerun behind the channel-priority sensitivity); None when there are none."""
     d3 = params.figure_configs.get("drop_in", "")
@@ -130,7 +130,7 @@ def channel_rule_points(configs: Mapping[str, Sequence[int]], params: ThreadPara
     return flipped, points
 
 
-def simulate_points(points: Sequence[GridPoint], params: ThreadParams, runs: int) -> pd.DataFrame:
+def simulate_points(points: Sequence[GridPoint], params: TransportParams, runs: int) -> pd.DataFrame:
     """Run ``runs`` handshakes of each point in the C core; one row per handshake."""
     frames = []
     for point in points:
@@ -206,7 +206,7 @@ def _executor_map(
 class _Task:
     """Picklable chunk runner (a closure would not travel to worker processes)."""
 
-    def __init__(self, params: ThreadParams, runs: int) -> None:
+    def __init__(self, params: TransportParams, runs: int) -> None:
         self.params, self.runs = params, runs
 
     def __call__(self, chunk: list[GridPoint]) -> pd.DataFrame:
@@ -215,7 +215,7 @@ class _Task:
 
 def run_grid(
     points: Sequence[GridPoint],
-    params: ThreadParams,
+    params: TransportParams,
     parts: str | Path | PartStore,
     *,
     runs: int | None = None,

@@ -1,6 +1,6 @@
 """PQ-CASE §VII sweeps: the grid points of Fig. 4 a-c and Fig. 5, and their tables and headline numbers.
 
-Every cell is an ordinary grid point (``pqlab.thread.grid``) carrying its own model: a loss scenario added for
+Every cell is an ordinary grid point (``pqlab.transport.grid``) carrying its own model: a loss scenario added for
 each (occupancy, burst) pair, the MRP timers of Fig. 4c, the segment payload of Fig. 5. ``cells`` describes
 each point (by ``point_id``); ``cell_stats`` reduces the handshake rows to one row per cell.
 """
@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from pqlab.thread.config import LossScenario, ThreadParams
-from pqlab.thread.grid import GridPoint
-from pqlab.thread.model import Scenario
-from pqlab.thread.sweep_config import SensitivityParams
+from pqlab.transport.config import LossScenario, TransportParams
+from pqlab.transport.grid import GridPoint
+from pqlab.transport.model import Scenario
+from pqlab.transport.sweep_config import SensitivityParams
 
 PANELS = ("interference", "timers", "segments")
 
@@ -25,7 +25,7 @@ def loss_name(occupancy_pct: float, burst_ms: float) -> str:
     return f"ge_{occupancy_pct:g}pct_{burst_ms:g}ms"
 
 
-def interference_model(settings: SensitivityParams, thread: ThreadParams) -> ThreadParams:
+def interference_model(settings: SensitivityParams, thread: TransportParams) -> TransportParams:
     """The thread model with one Gilbert–Elliott scenario per (occupancy, burst) cell added; p_good and p_bad
     are the base scenario's."""
     sweep = settings.interference
@@ -37,7 +37,7 @@ def interference_model(settings: SensitivityParams, thread: ThreadParams) -> Thr
 
 
 def sweep_points(
-    settings: SensitivityParams, thread: ThreadParams, configs: Mapping[str, Sequence[int]],
+    settings: SensitivityParams, thread: TransportParams, configs: Mapping[str, Sequence[int]],
     device_compute_ms: Mapping[str, tuple[float, float]], runs: int,
 ) -> tuple[list[GridPoint], pd.DataFrame]:
     """Every cell of Fig. 4 a-c and Fig. 5 as a grid point, and a table describing each (by point_id)."""
@@ -45,7 +45,7 @@ def sweep_points(
     points: list[GridPoint] = []
     rows: list[dict] = []
 
-    def add(panel: str, role: str, hops: int, loss: str, transport: str, model: ThreadParams, **meta) -> None:
+    def add(panel: str, role: str, hops: int, loss: str, transport: str, model: TransportParams, **meta) -> None:
         name = roles[role]
         scenario = Scenario(tuple(int(s) for s in configs[name]), hops, loss, False, transport,
                             tuple(device_compute_ms.get(name, (0.0, 0.0))))

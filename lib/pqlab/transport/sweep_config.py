@@ -8,13 +8,13 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from pqlab.config import Name, Strict
-from pqlab.thread.config import FIGURE_ROLES, MAX_HOPS, TRANSPORTS, Hops
+from pqlab.transport.config import FIGURE_ROLES, MAX_HOPS, TRANSPORTS, Hops
 
 
 class InterferenceSweep(Strict):
     """Fig. 4a/b: the interference scenario's Gilbert–Elliott channel with occupancy and mean burst varied."""
 
-    base_scenario: str = "heavy_wifi"   # p_good and p_bad from this thread.scenarios entry
+    base_scenario: str = "heavy_wifi"   # p_good and p_bad from this transport.scenarios entry
     occupancy_pct: tuple[float, ...] = Field(default=(5.0, 10.0, 20.0, 30.0, 40.0), min_length=1)
     mean_burst_ms: tuple[float, ...] = Field(default=(5.0, 10.0, 30.0, 60.0, 100.0), min_length=1)
     hops: Hops = 3
@@ -48,7 +48,7 @@ class TimerSweep(Strict):
 
 
 class SegmentScenario(Strict):
-    """One line of Fig. 5: a configuration role (thread.figure_configs), hops and a loss scenario."""
+    """One line of Fig. 5: a configuration role (transport.figure_configs), hops and a loss scenario."""
 
     role: str
     hops: Hops
@@ -85,7 +85,7 @@ class ReportRanges(Strict):
 class SensitivityParams(Strict):
     """PQ-CASE §VII: Fig. 4 a-c and Fig. 5 for the drop-in (and smallest) configuration, on the thread model."""
 
-    role: str = "drop_in"                  # the configuration of Fig. 4 (thread.figure_configs)
+    role: str = "drop_in"                  # the configuration of Fig. 4 (transport.figure_configs)
     interference: InterferenceSweep = Field(default_factory=InterferenceSweep)
     timers: TimerSweep = Field(default_factory=TimerSweep)
     segments: SegmentSweep = Field(default_factory=SegmentSweep)
@@ -116,16 +116,16 @@ MESSAGE_NAMES = ("Sigma1", "Sigma2", "Sigma3", "StatusReport")  # the handshake,
 
 
 class CrosscheckParams(Strict):
-    """PQ-CASE's transport model beside ns-3 (lr-wpan + sixlowpan): the same scenarios, the same `thread:` params.
+    """PQ-CASE's transport model beside ns-3 (lr-wpan + sixlowpan): the same scenarios, the same `transport:` params.
 
-    Every number of the model (MAC, 6LoWPAN, MRP, loss scenarios, sizes) comes from the `thread:` section and the
+    Every number of the model (MAC, 6LoWPAN, MRP, loss scenarios, sizes) comes from the `transport:` section and the
     CASE size model; this section only picks scenarios and sample sizes.
     """
 
     roles: tuple[Literal[FIGURE_ROLES], ...] = Field(  # type: ignore[valid-type]
-        default=("classical", "smallest", "drop_in"), min_length=1)  # thread.figure_configs: B, C5, D3
+        default=("classical", "smallest", "drop_in"), min_length=1)  # transport.figure_configs: B, C5, D3
     hops: tuple[Hops, ...] = Field(default=(1, 2, 3, 4), min_length=1)
-    # loss-free, a fixed per-frame loss probability, and the Gilbert-Elliott channel (names of thread.scenarios)
+    # loss-free, a fixed per-frame loss probability, and the Gilbert-Elliott channel (names of transport.scenarios)
     losses: tuple[Name, ...] = Field(default=("none", "iid_15", "light_wifi"), min_length=1)
     transports: tuple[Literal[TRANSPORTS], ...] = Field(  # type: ignore[valid-type]
         default=("ipv6", "block", "pull"), min_length=1)   # for configurations with an oversized message

@@ -35,7 +35,7 @@ def _default_scenarios() -> dict[str, LossScenario]:
     }
 
 
-class ThreadSwitches(Strict):
+class TransportSwitches(Strict):
     """Where OpenThread / connectedhomeip differ from the paper's stated model (docs/thread-simulator.md).
 
     All off = the paper's model (the default); all on = the ``source_accurate`` variant.
@@ -53,11 +53,11 @@ class ThreadSwitches(Strict):
     piggyback_ack_on_arrival: bool = False
 
     @classmethod
-    def source_accurate(cls) -> ThreadSwitches:
+    def source_accurate(cls) -> TransportSwitches:
         return cls(**{name: True for name in cls.model_fields})
 
 
-class ThreadParams(Strict):
+class TransportParams(Strict):
     """PQ-CASE §IV-C / Table II transport model; defaults are the paper's stated values."""
 
     # 802.15.4 PHY/MAC (IEEE 802.15.4 O-QPSK; OpenThread config/mac.h)
@@ -119,8 +119,8 @@ class ThreadParams(Strict):
     segment_header_bytes: int = Field(default=12, ge=0, le=256)
     max_sim_time_s: float = Field(default=600.0, gt=0.0, le=1e6)
     scenarios: dict[Name, LossScenario] = Field(default_factory=_default_scenarios, min_length=1)
-    switches: ThreadSwitches = Field(default_factory=ThreadSwitches)
-    # Set from the top-level ``framing`` block and ``seed`` when params are loaded (never in the thread section).
+    switches: TransportSwitches = Field(default_factory=TransportSwitches)
+    # Set from the top-level ``framing`` block and ``seed`` when params are loaded (never in the transport section).
     framing: FramingParams = Field(default_factory=FramingParams)
     seed: int = Field(default=0, ge=0, lt=2**63)
     # grid and statistics
@@ -140,7 +140,7 @@ class ThreadParams(Strict):
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
 
     @model_validator(mode="after")
-    def _roles_exist(self) -> ThreadParams:
+    def _roles_exist(self) -> TransportParams:
         for role, name in self.figure_scenarios.items():
             if name not in self.scenarios:
                 raise ValueError(f"figure_scenarios.{role}: {name!r} is not one of scenarios {sorted(self.scenarios)}")
