@@ -409,6 +409,31 @@ def test_sigint_during_a_progress_bar_ends_with_the_message(tmp_path):
     assert "extended design space:" in err  # the bar was there, and closed before the message
 
 
+def test_a_bar_interrupted_while_it_starts_still_leaves_the_message_on_its_own_line(monkeypatch, capsys):
+    """The race the SIGINT test above can hit under load: the interrupt lands inside tqdm's constructor after its
+    first draw, so the bar is never closed and its line stays open; the message must still start a line."""
+    import argparse
+
+    from tqdm import tqdm
+
+    def interrupted_while_drawing(self, *args, **kwargs):
+        self.fp.write("\rstarting:   0%|          | 0/9 [00:00<?, ?point/s]")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tqdm, "refresh", interrupted_while_drawing)
+
+    def run(args):
+        tqdm(total=9, desc="starting")
+
+    parser = argparse.ArgumentParser()
+    parser.set_defaults(func=run, command="demo")
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    assert cli.main([]) == 130
+    err = capsys.readouterr().err
+    assert err.endswith("\n") and err.rstrip("\n").split("\n")[-1].startswith("pqlab: interrupted; "), err
+    assert "?point/s]\n" in err
+
+
 def test_sigkill_to_a_run_leaves_no_pool_worker_behind(tmp_path):
     """SIGKILL to `pqlab transport`: its pool workers stayed alive with PPID 1 indefinitely."""
     root = faults.make_project(tmp_path / "project")

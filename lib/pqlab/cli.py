@@ -430,7 +430,17 @@ def _quiet_broken_pipe() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pqlab.progress import LineTracking
+
     args = build_parser().parse_args(argv)
+    stderr = sys.stderr = LineTracking(sys.stderr)
+    try:
+        return _run(args, stderr)
+    finally:
+        sys.stderr = stderr.stream
+
+
+def _run(args: argparse.Namespace, stderr: Any) -> int:
     try:
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
@@ -444,6 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         from pqlab.progress import close_all
 
         close_all()
+        stderr.end_line()  # a bar interrupted while it started leaves its line open
         print(f"pqlab: {_interrupted(args)}", file=sys.stderr, flush=True)
         return 130
     except OSError as exc:  # a full disk outside an output set (resume parts, scratch files): one line, not a bug

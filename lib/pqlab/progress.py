@@ -26,3 +26,28 @@ def close_all() -> None:
             open_bar.close()
         except (OSError, ValueError, AttributeError):  # a bar that cannot draw any more must not hide the message
             pass
+
+
+class LineTracking:
+    """A text stream that passes everything to ``stream`` and remembers whether what it last wrote ended a line.
+
+    The command line writes through one on stderr, so an interrupt message starts on its own line even when a bar
+    was interrupted inside tqdm's constructor, after drawing its first line: tqdm then never closes that bar (it is
+    gone before ``close_all`` can see it) and the line stays open."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.at_line_start = True
+
+    def write(self, text: str) -> int:
+        if text:
+            self.at_line_start = text.endswith("\n")
+        return self.stream.write(text)
+
+    def end_line(self) -> None:
+        """Write a newline when the last write left a line open."""
+        if not self.at_line_start:
+            self.write("\n")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
