@@ -152,11 +152,24 @@ def _drive(page, port: int, token: str) -> tuple[str, str, str, str]:
         except PlaywrightTimeout:
             continue
     page.locator(".pqlab-whatif-case table").first.wait_for(state="attached", timeout=90_000)
+    # Run All done: no cell still waiting or running, so the slider moved next is the one the kernel observes
+    busy = page.locator(".jp-InputPrompt", has_text="[*]")
+    for _ in range(300):
+        if busy.count() == 0:
+            break
+        page.wait_for_timeout(300)
     before, plot_before = _shown(page)
-    hops = page.locator(".widget-slider", has=page.locator("label", has_text="hops")).locator(".noUi-handle")
-    hops.scroll_into_view_if_needed()
-    hops.focus()
-    page.keyboard.press("ArrowRight")  # hops 1 -> 2: the panel recomputes through pqlab.whatif.case
+    slider = page.locator(".widget-slider", has=page.locator("label", has_text="hops"))
+    hops = slider.locator(".noUi-handle")
+    for _attempt in range(3):  # a key press that reaches the handle before it takes focus is lost: press again
+        hops.scroll_into_view_if_needed()
+        hops.focus()
+        page.keyboard.press("ArrowRight")  # hops 1 -> 2: the panel recomputes through pqlab.whatif.case
+        try:
+            slider.locator(".widget-readout", has_text=re.compile("^2$")).wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            continue
     deadline = time.monotonic() + 60
     after, plot_after = before, plot_before
     while "2 hops," not in after and time.monotonic() < deadline:
