@@ -4,18 +4,18 @@ code lives, from pqlab.layers, the stage registry, the import graph and params/p
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import yaml
 
 from pqlab.layers import LAYERS
-from pqlab.pipeline.import_closure import closure
+from pqlab.pipeline import import_closure
+from pqlab.pipeline.import_closure import LIB
 from pqlab.pipeline.registry import STAGES
 
-LIB = Path(__file__).resolve().parents[2]
 ROOT = LIB.parent
-PAGE = ROOT / "docs" / "architecture.md"
-PAPERS = {"amort": "AMORT-V1", "case": "PQ-CASE"}
+closure = functools.cache(import_closure.closure)  # a stage's closure is asked for once per paper item it rebuilds
 
 HEADER = """# Architecture
 
@@ -106,7 +106,7 @@ def _figure_functions() -> dict[str, str]:
     return found
 
 
-def _where(coverage: list[dict]) -> list[str]:
+def _where(coverage: list[dict], papers: dict[str, dict]) -> list[str]:
     drawn = _figure_functions()
     by_stage = {stage.name: stage for stage in STAGES}
     lines = ["## Where each paper item's code lives", "",
@@ -114,8 +114,9 @@ def _where(coverage: list[dict]) -> list[str]:
              "rebuilds it, the function that draws a figure, the analysis and experiment modules its study and its "
              "measurement import (their import closure inside those packages), and the domain packages they reach "
              "(with the number of their modules, beyond the configs every stage's parameters import).", ""]
-    for paper, title in PAPERS.items():
-        lines += [f"### {title}", "", "| item | stage | output | drawn by | analysis | experiments | models |",
+    for paper, info in papers.items():
+        lines += [f"### {info['title'].split(':')[0]}", "",
+                  "| item | stage | output | drawn by | analysis | experiments | models |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for item in coverage:
             if item["paper"] != paper or item.get("stage") not in by_stage or item.get("kind") == "illustration":
@@ -140,6 +141,7 @@ def _where(coverage: list[dict]) -> list[str]:
 
 def render(reference: Path = ROOT / "params" / "paper_reference.yaml") -> str:
     """The whole page."""
-    coverage = yaml.safe_load(reference.read_text())["coverage"]
-    parts = [HEADER, "\n".join(_layers()), "", LIFECYCLE, "\n".join(_stages()), "", "\n".join(_where(coverage))]
+    document = yaml.safe_load(reference.read_text())
+    parts = [HEADER, "\n".join(_layers()), "", LIFECYCLE, "\n".join(_stages()), "",
+             "\n".join(_where(document["coverage"], document["papers"]))]
     return "\n".join(parts).rstrip() + "\n"
